@@ -1,0 +1,16 @@
+"""Standard accountants."""
+
+from __future__ import annotations
+
+import privframe as pf
+from privframe_std.accountants.approx_dp import ApproxDPAccountant
+from privframe_std.accountants.gdp import GDPAccountant
+
+__all__ = ["ApproxDPAccountant", "GDPAccountant"]
+
+
+@pf.hookimpl
+def privframe_register_accountants(registry: pf.AccountantRegistry) -> None:
+    """Register the standard accountants."""
+    registry.add(GDPAccountant)
+    registry.add(ApproxDPAccountant)

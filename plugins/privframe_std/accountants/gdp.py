@@ -1,0 +1,61 @@
+"""The GDP accountant: mu's compose in quadrature, deltas of (mu, delta)-GDP events add."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import ClassVar
+
+import attrs
+
+import privframe as pf
+from privframe.accounting import gdp_compose
+from privframe.errors import BudgetError
+
+__all__ = ["GDPAccountant"]
+
+_REL_TOL = 1e-12  # float rounding in sqrt(sum mu^2); far below any meaningful budget difference
+
+
+@attrs.frozen
+class GDPAccountant:
+    """Composes GDP events: ``mu = sqrt(sum count_i mu_i^2)``, ``delta = sum count_i delta_i``.
+
+    Only GDP events can be composed here; (eps, delta) and pure-DP events belong to ``approx-dp``.
+    """
+
+    name: ClassVar[str] = "gdp"
+
+    def compose(self, events: Sequence[pf.PrivacyEvent]) -> pf.GDP:
+        """The GDP total of ``events``."""
+        if not events:
+            raise BudgetError("events: nothing to compose")
+        mus: list[float] = []
+        delta = 0.0
+        for event in events:
+            if not isinstance(event.budget, pf.GDP):
+                raise BudgetError(
+                    f"accountant: 'gdp' composes GDP events only; '{event.label}' is {event.budget} (use 'approx-dp')"
+                )
+            mus.extend([event.budget.mu] * event.count)
+            delta += event.count * event.budget.delta
+        return pf.GDP(gdp_compose(mus), delta=min(delta, 1 - 1e-16))
+
+    def fits(self, total: pf.Budget, limit: pf.Budget) -> bool:
+        """Whether the GDP ``total`` implies ``limit`` (a GDP or an (eps, delta) limit)."""
+        if not isinstance(total, pf.GDP):
+            return False
+        if isinstance(limit, pf.GDP):
+            return total.mu <= limit.mu * (1 + _REL_TOL) and total.delta <= limit.delta * (1 + _REL_TOL)
+        if isinstance(limit, pf.ApproxDP):
+            if limit.delta <= total.delta:
+                return False
+            return total.to_approx_dp(limit.delta).epsilon <= limit.epsilon * (1 + _REL_TOL)
+        return False
+
+    def per_call(self, total: pf.Budget, count: int) -> pf.GDP:
+        """``GDP(mu / sqrt(count), delta / count)``: count equal calls compose exactly to ``total``."""
+        if count < 1:
+            raise BudgetError("count: must be a positive integer")
+        gdp = pf.as_gdp(total)
+        return pf.GDP(gdp.mu / math.sqrt(count), delta=gdp.delta / count)

@@ -1,0 +1,16 @@
+"""Standard mechanisms."""
+
+from __future__ import annotations
+
+import privframe as pf
+from privframe_std.mechanisms.gaussian import GaussianMechanism
+from privframe_std.mechanisms.laplace import LaplaceMechanism
+
+__all__ = ["GaussianMechanism", "LaplaceMechanism"]
+
+
+@pf.hookimpl
+def privframe_register_mechanisms(registry: pf.MechanismRegistry) -> None:
+    """Register the standard mechanisms (their guarantees are privframe's own claims)."""
+    registry.add(GaussianMechanism, asserts_privacy=True)
+    registry.add(LaplaceMechanism, asserts_privacy=True)

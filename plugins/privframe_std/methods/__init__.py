@@ -1,0 +1,16 @@
+"""Standard methods."""
+
+from __future__ import annotations
+
+import privframe as pf
+from privframe_std.methods.cr_gs import CRGS
+from privframe_std.methods.subsampling import Subsampling
+
+__all__ = ["CRGS", "Subsampling"]
+
+
+@pf.hookimpl
+def privframe_register_methods(registry: pf.MethodRegistry) -> None:
+    """Register the standard methods."""
+    registry.add(CRGS)
+    registry.add(Subsampling)

@@ -1,0 +1,16 @@
+"""Standard samplers."""
+
+from __future__ import annotations
+
+import privframe as pf
+from privframe_std.samplers.wor import WithoutReplacement
+from privframe_std.samplers.wr import MultiplicityConstrained, kappa_star
+
+__all__ = ["MultiplicityConstrained", "WithoutReplacement", "kappa_star"]
+
+
+@pf.hookimpl
+def privframe_register_samplers(registry: pf.SamplerRegistry) -> None:
+    """Register the standard samplers."""
+    registry.add(WithoutReplacement)
+    registry.add(MultiplicityConstrained)

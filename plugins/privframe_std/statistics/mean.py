@@ -1,0 +1,56 @@
+"""The mean of bounded scalars (an interval) or of vectors in an L2 ball (a region)."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import attrs
+import numpy as np
+
+import privframe as pf
+from privframe.errors import ConfigError, DataError
+
+__all__ = ["Mean"]
+
+
+@attrs.frozen
+class Mean:
+    """Sample mean.
+
+    Scalar data need ``bounds=(a, b)``: replace-one L2 sensitivity on k records ``(b - a) / k``. Vector
+    data ``(n, d)`` need ``bounds=pf.L2Ball(R)``: sensitivity ``2 R / k``. Data are clipped (scalars) or
+    projected onto the ball (vectors) first. Rate ``tau_k = sqrt(k)``.
+    """
+
+    name: ClassVar[str] = "mean"
+
+    def prepare(self, x: pf.Array, bounds: Any) -> pf.Array:
+        """Clip scalars to the interval, or project rows onto the ball."""
+        if isinstance(bounds, pf.Bounds):
+            if x.ndim != 1:
+                raise DataError("x: scalar bounds need one-dimensional data (use pf.L2Ball for vectors)")
+            return bounds.clip(x)
+        if isinstance(bounds, pf.L2Ball):
+            if x.ndim != 2:
+                raise DataError("x: an L2Ball bound needs two-dimensional data (n, d)")
+            return bounds.clip(x)
+        raise ConfigError("bounds: the mean needs (low, high) or pf.L2Ball(radius)")
+
+    def evaluate(self, x: pf.Array) -> pf.Array:
+        """The mean, shape ``(d,)``."""
+        return np.atleast_1d(x.mean(axis=0))
+
+    def evaluate_batch(self, x: pf.Array, index: pf.IndexMatrix) -> pf.Array:
+        """Means of B resamples at once: ``(B, 1)`` for scalars, ``(B, d)`` for vectors."""
+        gathered = x[index]
+        if x.ndim == 1:
+            return gathered.mean(axis=1, keepdims=True)
+        return gathered.mean(axis=1)
+
+    def sensitivity(self, k: int, bounds: Any) -> float:
+        """L2 global sensitivity on k records under replace-one."""
+        if isinstance(bounds, pf.Bounds):
+            return bounds.width / k
+        if isinstance(bounds, pf.L2Ball):
+            return 2.0 * bounds.radius / k
+        raise ConfigError("bounds: the mean needs (low, high) or pf.L2Ball(radius)")

@@ -1,0 +1,38 @@
+"""RNG policy: turn the user's ``rng`` argument into independent, reproducible streams."""
+
+from __future__ import annotations
+
+from typing import TypeAlias
+
+import numpy as np
+
+from privframe.errors import ConfigError
+
+__all__ = ["RngLike", "as_seed_sequence", "spawn_generators"]
+
+RngLike: TypeAlias = "None | int | np.random.SeedSequence | np.random.Generator"
+
+
+def as_seed_sequence(rng: RngLike) -> np.random.SeedSequence:
+    """Return a :class:`numpy.random.SeedSequence` for ``rng``.
+
+    ``None`` draws fresh OS entropy (the only right choice for a real release); an int or a
+    ``SeedSequence`` gives a reproducible run; a ``Generator`` is consumed to seed a new sequence, so
+    passing the same generator twice gives two different, reproducible runs.
+    """
+    if rng is None:
+        return np.random.SeedSequence()
+    if isinstance(rng, np.random.SeedSequence):
+        return rng
+    if isinstance(rng, np.random.Generator):
+        return np.random.SeedSequence(rng.integers(0, 2**63, size=4).tolist())
+    if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool):
+        if rng < 0:
+            raise ConfigError("rng: an integer seed must be non-negative")
+        return np.random.SeedSequence(int(rng))
+    raise ConfigError("rng: expected None, a non-negative int, a numpy SeedSequence or a numpy Generator")
+
+
+def spawn_generators(seq: np.random.SeedSequence, count: int) -> list[np.random.Generator]:
+    """Spawn ``count`` statistically independent generators from ``seq``."""
+    return [np.random.default_rng(child) for child in seq.spawn(count)]

@@ -1,0 +1,140 @@
+"""The front door: ``confidence_interval`` and ``confidence_region``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy.typing as npt
+
+from privframe._rng import RngLike
+from privframe.budgets import Budget
+from privframe.errors import ConfigError
+from privframe.pipeline import Part, Pipeline
+from privframe.results import IntervalResult, RegionResult
+
+__all__ = ["confidence_interval", "confidence_region"]
+
+PartSpec = Part | str | Mapping[str, Any] | None
+
+
+def confidence_interval(
+    x: npt.ArrayLike,
+    statistic: Part | str | Mapping[str, Any],
+    *,
+    method: Part | str | Mapping[str, Any],
+    budget: Budget | None,
+    bounds: object = None,
+    confidence: float = 0.9,
+    sampler: PartSpec = None,
+    mechanism: PartSpec = None,
+    accountant: PartSpec = None,
+    rng: RngLike = None,
+    **options: Any,
+) -> IntervalResult:
+    """A (private) confidence interval for a scalar statistic.
+
+    Parameters
+    ----------
+    x : array_like
+        The data, shape ``(n,)`` (or ``(n, d)`` for statistics of multivariate records).
+    statistic : str
+        A registered statistic (``"mean"``, ...).
+    method : str
+        A registered method (``"cr-gs"``, ``"subsampling"``, ...).
+    budget : GDP, ApproxDP, PureDP or None
+        The total privacy budget; ``None`` only for non-private references.
+    bounds : (low, high), Bounds or L2Ball, optional
+        Public data bounds, never computed from the data. Values outside are clipped.
+    confidence : float, default 0.9
+        Nominal coverage ``1 - alpha``, in (0, 1).
+    sampler, mechanism, accountant : str, optional
+        Override the method's default parts.
+    rng : None, int, SeedSequence or Generator
+        ``None`` (fresh OS entropy) for a real release; a seed makes runs reproducible and voids
+        privacy for anyone who knows it.
+    **options
+        Options for the parts (``m``, ``B``, ``rho``, ``on_reject``, method options...). Each goes to every
+        part that declares it; an option no part declares raises ``ConfigError``.
+
+    Returns
+    -------
+    IntervalResult
+
+    Examples
+    --------
+    >>> import numpy as np, privframe as pf
+    >>> x = np.random.default_rng(0).binomial(1, 0.3, size=5000).astype(float)
+    >>> res = pf.confidence_interval(x, "mean", method="cr-gs", budget=pf.GDP(1.0), bounds=(0, 1), rng=7)
+    >>> res.low < res.high
+    True
+    """
+    pipe = Pipeline.build(
+        statistic,
+        method=method,
+        budget=budget,
+        bounds=bounds,
+        confidence=confidence,
+        sampler=sampler,
+        mechanism=mechanism,
+        accountant=accountant,
+        **options,
+    )
+    result = pipe.run(x, rng=rng)
+    if isinstance(result, RegionResult):
+        raise ConfigError(
+            f"statistic: '{pipe.statistic.name}' is vector-valued here (d = {result.dimension}); "
+            "use pf.confidence_region"
+        )
+    return result
+
+
+def confidence_region(
+    x: npt.ArrayLike,
+    statistic: Part | str | Mapping[str, Any],
+    *,
+    method: Part | str | Mapping[str, Any],
+    budget: Budget | None,
+    bounds: object = None,
+    confidence: float = 0.9,
+    sampler: PartSpec = None,
+    mechanism: PartSpec = None,
+    accountant: PartSpec = None,
+    rng: RngLike = None,
+    **options: Any,
+) -> RegionResult:
+    """A (private) confidence region - a Euclidean ball - for a vector statistic.
+
+    Parameters are those of :func:`confidence_interval`; ``bounds`` is typically ``pf.L2Ball(radius)``.
+    A scalar statistic gives a one-dimensional ball (an interval symmetric about its centre).
+
+    Returns
+    -------
+    RegionResult
+    """
+    pipe = Pipeline.build(
+        statistic,
+        method=method,
+        budget=budget,
+        bounds=bounds,
+        confidence=confidence,
+        sampler=sampler,
+        mechanism=mechanism,
+        accountant=accountant,
+        **options,
+    )
+    result = pipe.run_raw(x, rng=rng)
+    if isinstance(result, IntervalResult):
+        half = (result.high - result.low) / 2
+        if abs(result.center - (result.low + half)) > 1e-12 * max(1.0, abs(result.center)):
+            raise ConfigError(f"method: '{pipe.method.name}' returns an asymmetric interval; use pf.confidence_interval")
+        return RegionResult(
+            center=[result.center],
+            radius=half,
+            confidence=result.confidence,
+            method=result.method,
+            parameters=result.parameters,
+            diagnostics=result.diagnostics,
+            privacy=result.privacy,
+        )
+    return result

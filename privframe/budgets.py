@@ -1,0 +1,153 @@
+"""Privacy budgets as frozen value objects with validated fields and sound conversions.
+
+``GDP(mu)`` is mu-Gaussian DP, ``GDP(mu, delta=d)`` is (mu, d)-GDP (mu-GDP except on an event of
+probability at most d), ``ApproxDP(epsilon, delta)`` and ``PureDP(epsilon)`` are the classical units.
+A conversion is offered only where it is sound: the converted budget is implied by the original.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TypeAlias
+
+import attrs
+
+from privframe import accounting
+from privframe.errors import BudgetError
+
+__all__ = ["GDP", "ApproxDP", "Budget", "PureDP", "as_gdp"]
+
+
+def _number(value: object) -> object:
+    """Convert numbers to float; leave anything else for the validator to reject with a BudgetError."""
+    if isinstance(value, bool):
+        return value
+    try:
+        return float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return value
+
+
+def _positive_finite(_: object, attribute: attrs.Attribute[float], value: float) -> None:
+    if not isinstance(value, float):
+        raise BudgetError(f"{attribute.name}: must be a number")
+    if not math.isfinite(value) or value <= 0:
+        raise BudgetError(f"{attribute.name}: must be a finite number > 0")
+
+
+def _delta_range(_: object, attribute: attrs.Attribute[float], value: float) -> None:
+    if not isinstance(value, float):
+        raise BudgetError(f"{attribute.name}: must be a number")
+    if not (math.isfinite(value) and 0 <= value < 1):
+        raise BudgetError(f"{attribute.name}: must satisfy 0 <= delta < 1")
+
+
+@attrs.frozen
+class GDP:
+    """mu-Gaussian differential privacy, optionally with a failure probability ``delta``.
+
+    Parameters
+    ----------
+    mu : float
+        The GDP parameter (> 0): distinguishing neighbours is as hard as telling N(0, 1) from N(mu, 1).
+    delta : float, default 0
+        For (mu, delta)-GDP: the guarantee may fail on an event of probability at most ``delta``.
+
+    Examples
+    --------
+    >>> import privframe as pf
+    >>> round(pf.GDP(1.0).to_approx_dp(1e-5).epsilon, 6)
+    4.377178
+    """
+
+    mu: float = attrs.field(converter=_number, validator=_positive_finite)
+    delta: float = attrs.field(default=0.0, converter=_number, validator=_delta_range, kw_only=True)
+
+    def delta_at(self, epsilon: float) -> float:
+        """The delta of the tight (eps, delta)-DP curve implied at ``epsilon`` (plus this budget's delta)."""
+        return min(self.delta + accounting.gdp_delta(epsilon, self.mu), 1.0)
+
+    def to_approx_dp(self, delta: float) -> ApproxDP:
+        """The smallest eps such that this budget implies (eps, delta)-DP.
+
+        For (mu, delta0)-GDP the target ``delta`` must exceed ``delta0``; the difference is spent on the
+        tight Gaussian curve.
+        """
+        delta = float(delta)
+        if not (math.isfinite(delta) and 0 < delta < 1):
+            raise BudgetError("delta: must satisfy 0 < delta < 1")
+        if delta <= self.delta:
+            raise BudgetError("delta: must exceed the budget's own delta to convert (mu, delta)-GDP")
+        return ApproxDP(accounting.gdp_epsilon(delta - self.delta, self.mu), delta)
+
+    def __str__(self) -> str:
+        if self.delta:
+            return f"({self.mu:g}, {self.delta:g})-GDP"
+        return f"{self.mu:g}-GDP"
+
+
+@attrs.frozen
+class ApproxDP:
+    """(epsilon, delta)-differential privacy.
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy-loss bound (> 0).
+    delta : float
+        Failure probability, ``0 <= delta < 1``.
+    """
+
+    epsilon: float = attrs.field(converter=_number, validator=_positive_finite)
+    delta: float = attrs.field(converter=_number, validator=_delta_range)
+
+    def to_approx_dp(self, delta: float) -> ApproxDP:
+        """This budget at a target delta: itself when ``delta >= self.delta``, else a ``BudgetError``."""
+        if delta < self.delta:
+            raise BudgetError("delta: an (epsilon, delta) budget cannot be converted to a smaller delta")
+        return ApproxDP(self.epsilon, delta)
+
+    def to_gdp(self) -> GDP:
+        """The largest mu whose mu-GDP guarantee implies this (eps, delta) (requires delta > 0)."""
+        if self.delta <= 0:
+            raise BudgetError("delta: no mu-GDP guarantee implies pure epsilon-DP; use a budget with delta > 0")
+        return GDP(accounting.gdp_mu_for(self.epsilon, self.delta))
+
+    def __str__(self) -> str:
+        return f"({self.epsilon:g}, {self.delta:g})-DP"
+
+
+@attrs.frozen
+class PureDP:
+    """Pure epsilon-differential privacy.
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy-loss bound (> 0).
+    """
+
+    epsilon: float = attrs.field(converter=_number, validator=_positive_finite)
+
+    def to_approx_dp(self, delta: float = 0.0) -> ApproxDP:
+        """eps-DP implies (eps, delta)-DP for every delta."""
+        return ApproxDP(self.epsilon, delta)
+
+    def __str__(self) -> str:
+        return f"{self.epsilon:g}-DP"
+
+
+Budget: TypeAlias = GDP | ApproxDP | PureDP
+
+
+def as_gdp(budget: Budget) -> GDP:
+    """A GDP budget whose guarantee implies ``budget``, or ``BudgetError`` if none exists.
+
+    ``GDP`` passes through; ``ApproxDP(eps, delta)`` with delta > 0 becomes the largest mu-GDP that implies
+    it; ``PureDP`` cannot be honoured by a Gaussian-noise method.
+    """
+    if isinstance(budget, GDP):
+        return budget
+    if isinstance(budget, ApproxDP):
+        return budget.to_gdp()
+    raise BudgetError("budget: a GDP method cannot honour pure epsilon-DP; give pf.GDP(...) or pf.ApproxDP(...)")

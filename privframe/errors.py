@@ -1,0 +1,50 @@
+"""The privframe error hierarchy.
+
+Every error privframe raises on purpose is a :class:`PrivframeError`. Messages name the parameter and
+the rule that was broken; they never contain data values, because a message that prints a record
+leaks it.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "BudgetError",
+    "ConfigError",
+    "DataError",
+    "PTRFailed",
+    "PluginError",
+    "PrivframeError",
+    "SamplerRejected",
+]
+
+
+class PrivframeError(ValueError):
+    """Root of all privframe errors (a ``ValueError``, so generic handlers still catch it)."""
+
+
+class ConfigError(PrivframeError):
+    """A pipeline setting is unknown, missing or invalid; the message names its path."""
+
+
+class DataError(PrivframeError):
+    """The data or the public bounds are unusable (NaN/inf, empty, wrong shape, reversed bounds)."""
+
+
+class BudgetError(PrivframeError):
+    """A privacy budget is invalid, cannot be honoured by a method, or would be exceeded."""
+
+
+class PluginError(PrivframeError):
+    """A plugin failed to load or register, or two plugins claim the same name."""
+
+
+class SamplerRejected(PrivframeError):
+    """A multiplicity-constrained sampler rejected its draw.
+
+    This is a documented outcome (probability at most ``rho``), not a bug: the decision depends only on
+    the indices, so it costs no privacy, and nothing is released.
+    """
+
+
+class PTRFailed(PrivframeError):
+    """A propose-test-release test failed; nothing is released."""

@@ -1,0 +1,95 @@
+"""Privacy events and the ledger a result carries.
+
+A :class:`PrivacyEvent` is a frozen record of one privatised release (or of a homogeneous group of
+them). A :class:`Ledger` is the frozen list of events plus their composed total in the accountant's
+native unit. Accountant plugins compose events; the core only stores and converts.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from privframe.budgets import GDP, ApproxDP, Budget, PureDP
+from privframe.errors import BudgetError
+
+__all__ = ["Ledger", "PrivacyEvent"]
+
+
+def _positive_int(_: object, attribute: attrs.Attribute[int], value: int) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise BudgetError(f"{attribute.name}: must be a positive integer")
+
+
+@attrs.frozen
+class PrivacyEvent:
+    """One privatised release, or ``count`` identical ones composed together.
+
+    Parameters
+    ----------
+    label : str
+        What was released (``"center"``, ``"radius"``, ``"subsample"``...).
+    mechanism : str
+        The registered mechanism that released it.
+    budget : Budget
+        The guarantee of one release, in the mechanism's native unit.
+    sensitivity : float or None
+        The sensitivity the noise was calibrated to (None when not meaningful).
+    noise_scale : float or None
+        The standard deviation (Gaussian) or scale (Laplace) of the noise actually drawn.
+    count : int, default 1
+        Number of identical releases this event stands for.
+    asymptotic : bool, default False
+        True when the guarantee holds only asymptotically (flagged, never hidden).
+    note : str, default ""
+        Free-text provenance (amplification, group privacy factor, ...).
+    """
+
+    label: str
+    mechanism: str
+    budget: Budget
+    sensitivity: float | None = None
+    noise_scale: float | None = None
+    count: int = attrs.field(default=1, validator=_positive_int)
+    asymptotic: bool = False
+    note: str = ""
+
+
+@attrs.frozen
+class Ledger:
+    """The privacy spend of one result: frozen events plus their composed total.
+
+    Parameters
+    ----------
+    events : tuple of PrivacyEvent
+        Every release that touched the data, in order.
+    total : Budget or None
+        The composition of the events in the accountant's native unit (None for non-private results).
+    accountant : str
+        Name of the accountant that composed the total.
+    """
+
+    events: tuple[PrivacyEvent, ...] = attrs.field(converter=tuple)
+    total: Budget | None
+    accountant: str = ""
+
+    @property
+    def private(self) -> bool:
+        """False for non-private references, which must never be used as a release."""
+        return self.total is not None
+
+    def as_approx_dp(self, delta: float) -> ApproxDP:
+        """The total as (eps, delta)-DP at the given ``delta`` (tight for GDP)."""
+        if self.total is None:
+            raise BudgetError("privacy: a non-private result has no (epsilon, delta) guarantee")
+        return self.total.to_approx_dp(delta)
+
+    def summary(self, delta: float = 1e-6) -> str:
+        """One line: the total in its native unit and as (eps, delta)-DP."""
+        if self.total is None:
+            return "non-private (no privacy guarantee)"
+        if isinstance(self.total, PureDP):
+            return str(self.total)
+        if isinstance(self.total, GDP) and delta <= self.total.delta:
+            return str(self.total)
+        approx = self.as_approx_dp(delta)
+        return f"{self.total} = ({approx.epsilon:.4g}, {approx.delta:g})-DP"

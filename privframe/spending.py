@@ -1,0 +1,60 @@
+"""The privacy spender: charges each release to an accountant before any noise is drawn."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from privframe.budgets import Budget
+from privframe.errors import BudgetError
+from privframe.ledger import Ledger, PrivacyEvent
+from privframe.protocols import Accountant, Mechanism
+from privframe.types import Array
+
+__all__ = ["PrivacySpender"]
+
+
+class PrivacySpender:
+    """Records events through an accountant and refuses any release that would exceed ``limit``.
+
+    Parameters
+    ----------
+    accountant : Accountant
+        Composes the events in its native unit.
+    limit : Budget or None
+        The most the caller may spend; ``None`` means no limit.
+    """
+
+    def __init__(self, accountant: Accountant, limit: Budget | None) -> None:
+        self._accountant = accountant
+        self._limit = limit
+        self._events: list[PrivacyEvent] = []
+
+    def charge(self, event: PrivacyEvent) -> None:
+        """Record ``event``, or raise ``BudgetError`` (recording nothing) if the total would exceed the limit."""
+        total = self._accountant.compose([*self._events, event])
+        if self._limit is not None and not self._accountant.fits(total, self._limit):
+            raise BudgetError(
+                f"budget: releasing '{event.label}' would spend {total}, more than the limit {self._limit}; "
+                "nothing was released"
+            )
+        self._events.append(event)
+
+    def release(
+        self,
+        mechanism: Mechanism,
+        value: Array,
+        sensitivity: float,
+        budget: Budget,
+        *,
+        label: str,
+        rng: np.random.Generator,
+    ) -> tuple[Array, PrivacyEvent]:
+        """Plan, charge, then draw: the noisy value and the event it spent."""
+        event = mechanism.plan(sensitivity, budget, label=label, dimension=int(np.size(value)))
+        self.charge(event)
+        return mechanism.apply(np.asarray(value, dtype=np.float64), event, rng), event
+
+    def ledger(self) -> Ledger:
+        """The frozen ledger of everything charged so far."""
+        total = self._accountant.compose(self._events) if self._events else None
+        return Ledger(tuple(self._events), total, self._accountant.name)
