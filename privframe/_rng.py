@@ -10,7 +10,7 @@ from privframe.errors import ConfigError
 
 __all__ = ["RngLike", "as_seed_sequence", "spawn_generators"]
 
-RngLike: TypeAlias = "None | int | np.random.SeedSequence | np.random.Generator"
+RngLike: TypeAlias = "int | np.random.SeedSequence | np.random.Generator | None"
 
 
 def as_seed_sequence(rng: RngLike) -> np.random.SeedSequence:

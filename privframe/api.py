@@ -127,7 +127,9 @@ def confidence_region(
     if isinstance(result, IntervalResult):
         half = (result.high - result.low) / 2
         if abs(result.center - (result.low + half)) > 1e-12 * max(1.0, abs(result.center)):
-            raise ConfigError(f"method: '{pipe.method.name}' returns an asymmetric interval; use pf.confidence_interval")
+            raise ConfigError(
+                f"method: '{pipe.method.name}' returns an asymmetric interval; use pf.confidence_interval"
+            )
         return RegionResult(
             center=[result.center],
             radius=half,

@@ -7,6 +7,7 @@ third-party statistic (``name``, ``evaluate_batch``, ``sensitivity``) works ever
 from __future__ import annotations
 
 import math
+
 import numpy as np
 
 from privframe.errors import ConfigError, DataError

@@ -23,11 +23,11 @@ class PrivframeError(ValueError):
 
 
 class ConfigError(PrivframeError):
-    """A pipeline setting is unknown, missing or invalid; the message names its path."""
+    """A setting (part name, option, public bounds, confidence) is unknown, missing or invalid; names its path."""
 
 
 class DataError(PrivframeError):
-    """The data or the public bounds are unusable (NaN/inf, empty, wrong shape, reversed bounds)."""
+    """The data are unusable (non-numeric, NaN/inf, empty, wrong shape for the statistic or its bounds)."""
 
 
 class BudgetError(PrivframeError):

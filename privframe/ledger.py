@@ -7,6 +7,8 @@ native unit. Accountant plugins compose events; the core only stores and convert
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import attrs
 
 from privframe.budgets import GDP, ApproxDP, Budget, PureDP
@@ -54,6 +56,10 @@ class PrivacyEvent:
     note: str = ""
 
 
+def _as_events(events: Iterable[PrivacyEvent]) -> tuple[PrivacyEvent, ...]:
+    return tuple(events)
+
+
 @attrs.frozen
 class Ledger:
     """The privacy spend of one result: frozen events plus their composed total.
@@ -68,7 +74,7 @@ class Ledger:
         Name of the accountant that composed the total.
     """
 
-    events: tuple[PrivacyEvent, ...] = attrs.field(converter=tuple)
+    events: tuple[PrivacyEvent, ...] = attrs.field(converter=_as_events)
     total: Budget | None
     accountant: str = ""
 

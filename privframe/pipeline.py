@@ -23,7 +23,7 @@ from privframe import engine
 from privframe._rng import RngLike, as_seed_sequence
 from privframe.budgets import GDP, ApproxDP, Budget, PureDP
 from privframe.data import as_data
-from privframe.errors import BudgetError, ConfigError, DataError
+from privframe.errors import BudgetError, ConfigError
 from privframe.protocols import Method, Parts
 from privframe.registry import Kind, PluginRegistry, registry
 from privframe.results import IntervalResult, RegionResult
@@ -146,10 +146,11 @@ def _budget_to_table(budget: Budget | None) -> dict[str, Any] | None:
 def _check_bounds(value: object, path: str) -> Bounds | L2Ball | None:
     try:
         return as_bounds(value)
-    except DataError as exc:
+    except ConfigError as exc:
         message = str(exc)
-        rest = message.split(":", 1)[1].strip() if ":" in message else message
-        raise ConfigError(f"{path}: {rest}") from exc
+        if path == "bounds" or not message.startswith("bounds"):
+            raise
+        raise ConfigError(f"{path}{message[len('bounds') :]}") from exc
 
 
 @attrs.frozen
@@ -210,8 +211,8 @@ class Pipeline:
         method_part = parts["method"]
         assert method_part is not None
         method_entry = reg.get("method", method_part.name, path="method")
-        defaults = getattr(method_entry.factory, "defaults", {})
-        uses = getattr(method_entry.factory, "uses", frozenset())
+        defaults: Mapping[str, str] = getattr(method_entry.factory, "defaults", {})
+        uses: frozenset[str] = getattr(method_entry.factory, "uses", frozenset())
         for kind in _PART_KINDS:
             if parts[kind] is None and kind in uses and kind in defaults:
                 parts[kind] = Part(defaults[kind])
@@ -232,7 +233,8 @@ class Pipeline:
             for kind, part in parts.items()
         }
         method_final, statistic_final = merged["method"], merged["statistic"]
-        assert method_final is not None and statistic_final is not None
+        assert method_final is not None
+        assert statistic_final is not None
         return cls(
             method=method_final,
             statistic=statistic_final,
@@ -263,7 +265,8 @@ class Pipeline:
             return None if value is None else Part.coerce(value, _join(prefix, key))
 
         method, statistic = part("method"), part("statistic")
-        assert method is not None and statistic is not None
+        assert method is not None
+        assert statistic is not None
         return cls(
             method=method,
             statistic=statistic,
@@ -337,7 +340,11 @@ class Pipeline:
             options = dict(part.options)
             if kind == "sampler":
                 options = {**{k: v for k, v in method.sampler_defaults.items() if k not in options}, **options}
-                options = {k: v for k, v in options.items() if k in reg.get("sampler", part.name).options() or k in part.options}
+                options = {
+                    k: v
+                    for k, v in options.items()
+                    if k in reg.get("sampler", part.name).options() or k in part.options
+                }
             created[kind] = reg.create(kind, part.name, options, path=path(kind))
             names[kind] = part.name
         if method.private and self.budget is None:

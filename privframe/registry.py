@@ -341,7 +341,9 @@ class PluginRegistry:
             )
         return entry
 
-    def create(self, kind: Kind, name: str, options: Mapping[str, object] | None = None, *, path: str | None = None) -> Any:
+    def create(
+        self, kind: Kind, name: str, options: Mapping[str, object] | None = None, *, path: str | None = None
+    ) -> Any:
         """Look up and instantiate a part."""
         return self.get(kind, name, path=path).create(options or {}, path or kind)
 
@@ -358,4 +360,3 @@ def _disabled_plugins() -> list[str]:
 
 registry = PluginRegistry()
 """The process-wide registry (``pf.registry``)."""
-

@@ -9,7 +9,7 @@ import attrs
 import numpy as np
 import numpy.typing as npt
 
-from privframe.errors import DataError
+from privframe.errors import ConfigError, DataError
 
 __all__ = ["Array", "Bounds", "BoundsLike", "IndexMatrix", "L2Ball", "as_bounds"]
 
@@ -22,14 +22,14 @@ IndexMatrix: TypeAlias = npt.NDArray[np.intp]
 
 def _finite(_: object, attribute: attrs.Attribute[float], value: float) -> None:
     if not math.isfinite(value):
-        raise DataError(f"bounds.{attribute.name}: must be finite (bounds are public inputs)")
+        raise ConfigError(f"bounds.{attribute.name}: must be finite (bounds are public inputs)")
 
 
 def _to_float(value: Any) -> Any:
     try:
         return float(value)
     except (TypeError, ValueError):
-        raise DataError("bounds: expected numbers") from None
+        raise ConfigError("bounds: expected numbers") from None
 
 
 @attrs.frozen
@@ -44,7 +44,7 @@ class Bounds:
 
     def __attrs_post_init__(self) -> None:
         if not self.low < self.high:
-            raise DataError("bounds: need low < high")
+            raise ConfigError("bounds: need low < high")
 
     @property
     def width(self) -> float:
@@ -66,7 +66,7 @@ class L2Ball:
 
     def __attrs_post_init__(self) -> None:
         if not self.radius > 0:
-            raise DataError("bounds.radius: must be > 0")
+            raise ConfigError("bounds.radius: must be > 0")
 
     def clip(self, x: Array) -> Array:
         """Project each row of two-dimensional data onto the ball."""
@@ -74,7 +74,8 @@ class L2Ball:
             raise DataError("x: an L2Ball bound needs two-dimensional data (n, d)")
         norms = np.linalg.norm(x, axis=1, keepdims=True)
         scale = np.minimum(1.0, self.radius / np.maximum(norms, np.finfo(np.float64).tiny))
-        return x * scale
+        projected: Array = x * scale
+        return projected
 
 
 BoundsLike: TypeAlias = "Bounds | L2Ball"
@@ -91,4 +92,4 @@ def as_bounds(bounds: object) -> Bounds | L2Ball | None:
             return Bounds(bounds["low"], bounds["high"])
         if set(bounds) == {"radius"}:
             return L2Ball(bounds["radius"])
-    raise DataError("bounds: expected (low, high), pf.Bounds(low, high) or pf.L2Ball(radius)")
+    raise ConfigError("bounds: expected (low, high), pf.Bounds(low, high) or pf.L2Ball(radius)")

@@ -31,7 +31,7 @@ def _as_eps_delta(event: pf.PrivacyEvent) -> tuple[float, float]:
     if isinstance(budget, pf.ApproxDP):
         return budget.epsilon, budget.delta
     raise BudgetError(
-        f"accountant: 'approx-dp' cannot compose the GDP event '{event.label}' without a delta; use the 'gdp' accountant"
+        f"accountant: 'approx-dp' cannot compose the GDP event '{event.label}'; use the 'gdp' accountant"
     )
 
 

@@ -48,7 +48,8 @@ class CRGS:
         sampler = require(parts.sampler, "sampler", self.name)
         mechanism = require(parts.mechanism, "mechanism", self.name)
         accountant = require(parts.accountant, "accountant", self.name)
-        assert isinstance(sampler, pf.Sampler) and isinstance(mechanism, pf.Mechanism)
+        assert isinstance(sampler, pf.Sampler)
+        assert isinstance(mechanism, pf.Mechanism)
         assert isinstance(accountant, pf.Accountant)
         if budget is None:
             raise pf.BudgetError("budget: cr-gs is private and needs a budget")

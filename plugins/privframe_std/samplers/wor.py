@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import attrs
 import numpy as np
@@ -17,7 +17,7 @@ from privframe_std.samplers._sizes import check_size_rule, resolve_size
 __all__ = ["WithoutReplacement"]
 
 
-def _size_rule(_: object, attribute: attrs.Attribute[object], value: object) -> None:
+def _size_rule(_: object, attribute: Any, value: object) -> None:
     check_size_rule(attribute.name, value)
 
 

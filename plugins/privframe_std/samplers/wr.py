@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import attrs
 import numpy as np
@@ -31,7 +31,7 @@ def kappa_star(n: int, m: int, B: int, rho: float) -> int:
     return int(min(m, math.ceil(L / w) - 1))
 
 
-def _size_rule(_: object, attribute: attrs.Attribute[object], value: object) -> None:
+def _size_rule(_: object, attribute: Any, value: object) -> None:
     check_size_rule(attribute.name, value)
 
 

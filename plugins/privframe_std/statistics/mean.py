@@ -43,9 +43,8 @@ class Mean:
     def evaluate_batch(self, x: pf.Array, index: pf.IndexMatrix) -> pf.Array:
         """Means of B resamples at once: ``(B, 1)`` for scalars, ``(B, d)`` for vectors."""
         gathered = x[index]
-        if x.ndim == 1:
-            return gathered.mean(axis=1, keepdims=True)
-        return gathered.mean(axis=1)
+        means: pf.Array = gathered.mean(axis=1, keepdims=True) if x.ndim == 1 else gathered.mean(axis=1)
+        return means
 
     def sensitivity(self, k: int, bounds: Any) -> float:
         """L2 global sensitivity on k records under replace-one."""

@@ -1,0 +1,204 @@
+"""The ``privframe`` command line: plugins, budget, run, demo."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from privframe import accounting
+from privframe.budgets import GDP
+from privframe.data import load_data
+from privframe.errors import PrivframeError
+from privframe.pipeline import Pipeline
+from privframe.registry import registry
+from privframe.results import IntervalResult, RegionResult
+from privframe.types import Array
+
+__all__ = ["build_parser", "demo_data", "main"]
+
+DEMO_N = 20_000
+DEMO_TRUTH = 2.0 / 7.0
+
+
+def demo_data(n: int = DEMO_N) -> Array:
+    """The embedded demo dataset: n draws from Beta(2, 5) on the public range [0, 1] (true mean 2/7).
+
+    Generated from a fixed seed so the data are the same every time; the privacy noise is not.
+    """
+    return np.random.default_rng(20261129).beta(2.0, 5.0, size=n)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (the CLI reference in the docs is checked against it)."""
+    parser = argparse.ArgumentParser(
+        prog="privframe", description="Differentially private confidence intervals and regions via resampling."
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("plugins", help="list registered plugins (name, kind, providing distribution)")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+
+    p = sub.add_parser("budget", help="convert a privacy budget between units")
+    p.add_argument("--mu", type=float, help="GDP parameter mu")
+    p.add_argument("--gdp-delta", type=float, default=0.0, help="delta of a (mu, delta)-GDP budget (default 0)")
+    p.add_argument("--epsilon", type=float, help="epsilon of (epsilon, delta)-DP")
+    p.add_argument("--delta", type=float, help="delta of (epsilon, delta)-DP")
+    p.add_argument("--json", action="store_true", help="print JSON")
+
+    p = sub.add_parser("run", help="run a pipeline from a TOML or JSON config")
+    p.add_argument("config", help="pipeline file (.toml or .json)")
+    p.add_argument("--data", help="data file (.csv with a header row, or .npy); default: the demo dataset")
+    p.add_argument("--column", help="CSV column to use (required when the CSV has several columns)")
+    p.add_argument("--seed", type=int, help="seed for a reproducible run (voids privacy for anyone who knows it)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+
+    p = sub.add_parser("demo", help="a private 90%% interval for the mean of the embedded demo data")
+    p.add_argument("--mu", type=float, default=1.0, help="GDP budget (default 1)")
+    p.add_argument("--seed", type=int, help="seed for a reproducible run (voids privacy for anyone who knows it)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    return parser
+
+
+def _result_dict(result: IntervalResult | RegionResult) -> dict[str, Any]:
+    ledger = result.privacy
+    out: dict[str, Any] = {
+        "method": result.method,
+        "confidence": result.confidence,
+        "parameters": dict(result.parameters),
+        "privacy": {
+            "total": str(ledger.total) if ledger.total is not None else None,
+            "accountant": ledger.accountant,
+            "events": [
+                {
+                    "label": e.label,
+                    "mechanism": e.mechanism,
+                    "budget": str(e.budget),
+                    "sensitivity": e.sensitivity,
+                    "noise_scale": e.noise_scale,
+                    "count": e.count,
+                    "asymptotic": e.asymptotic,
+                }
+                for e in ledger.events
+            ],
+        },
+    }
+    if ledger.total is not None and not (isinstance(ledger.total, GDP) and ledger.total.delta >= 1e-6):
+        approx = ledger.as_approx_dp(1e-6)
+        out["privacy"]["approx_dp"] = {"epsilon": approx.epsilon, "delta": approx.delta}
+    if isinstance(result, IntervalResult):
+        out.update(low=result.low, high=result.high, center=result.center, width=result.width)
+    else:
+        out.update(center=result.center.tolist(), radius=result.radius)
+    return out
+
+
+def _print_result(result: IntervalResult | RegionResult) -> None:
+    if isinstance(result, IntervalResult):
+        print(f"{result.confidence:.0%} confidence interval: [{result.low:.6g}, {result.high:.6g}]")
+        print(f"  center {result.center:.6g}, width {result.width:.6g}")
+    else:
+        center = np.array2string(result.center, precision=6)
+        print(f"{result.confidence:.0%} confidence ball: center {center}, radius {result.radius:.6g}")
+    params = result.parameters
+    shown = ", ".join(f"{k}={params[k]}" for k in ("statistic", "sampler", "n", "m", "B", "kappa") if k in params)
+    print(f"  method {result.method} ({shown})")
+    print(f"  privacy: {result.privacy.summary(1e-6)}")
+    for event in result.privacy.events:
+        print(f"    {event.label}: {event.mechanism}, {event.budget}, noise scale {event.noise_scale:.4g}")
+
+
+def _cmd_plugins(args: argparse.Namespace) -> int:
+    entries = registry.entries()
+    rows = [
+        {
+            "name": e.name,
+            "kind": e.kind,
+            "plugin": e.plugin,
+            "distribution": e.distribution,
+            "privacy": "asserted by plugin" if e.asserts_privacy else "",
+        }
+        for e in entries
+    ]
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    headers = ["name", "kind", "plugin", "distribution", "privacy"]
+    widths = [max(len(h), *(len(str(r[h])) for r in rows)) for h in headers]
+    print("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip())
+    for r in rows:
+        print("  ".join(str(r[h]).ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip())
+    return 0
+
+
+def _cmd_budget(args: argparse.Namespace) -> int:
+    if args.mu is not None:
+        budget = GDP(args.mu, delta=args.gdp_delta)
+        if args.epsilon is not None and args.delta is not None:
+            raise PrivframeError("budget: with --mu give either --epsilon or --delta, not both")
+        if args.epsilon is not None:
+            delta = budget.delta_at(args.epsilon)
+            out = {"mu": budget.mu, "gdp_delta": budget.delta, "epsilon": args.epsilon, "delta": delta}
+            text = f"{budget} implies ({args.epsilon:g}, {delta:.6g})-DP"
+        else:
+            target = 1e-6 if args.delta is None else args.delta
+            eps = budget.to_approx_dp(target).epsilon
+            out = {"mu": budget.mu, "gdp_delta": budget.delta, "epsilon": eps, "delta": target}
+            text = f"{budget} implies ({eps:.6g}, {target:g})-DP"
+    elif args.epsilon is not None and args.delta is not None:
+        mu = accounting.gdp_mu_for(args.epsilon, args.delta)
+        out = {"epsilon": args.epsilon, "delta": args.delta, "mu": mu}
+        text = f"{mu:.6g}-GDP is the largest GDP budget that implies ({args.epsilon:g}, {args.delta:g})-DP"
+    else:
+        raise PrivframeError("budget: give --mu [--delta D | --epsilon E], or --epsilon E --delta D")
+    print(json.dumps(out) if args.json else text)
+    return 0
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    pipe = Pipeline.from_config(args.config)
+    if args.data is None:
+        if args.column is not None:
+            raise PrivframeError("column: only meaningful with --data")
+        data = demo_data()
+    else:
+        data = load_data(args.data, args.column)
+    result = pipe.run(data, rng=args.seed)
+    if args.json:
+        print(json.dumps(_result_dict(result), indent=2))
+    else:
+        _print_result(result)
+    return 0
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    pipe = Pipeline.build("mean", method="cr-gs", budget=GDP(args.mu), bounds=(0.0, 1.0), confidence=0.9)
+    data = demo_data()
+    result = pipe.run(data, rng=args.seed)
+    if args.json:
+        print(json.dumps(_result_dict(result), indent=2))
+        return 0
+    print(f"privframe demo: mean of {data.shape[0]} records on the public range [0, 1] (true mean {DEMO_TRUTH:.6g})")
+    _print_result(result)
+    return 0
+
+
+_COMMANDS = {"plugins": _cmd_plugins, "budget": _cmd_budget, "run": _cmd_run, "demo": _cmd_demo}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``privframe`` console script; returns the exit status."""
+    args = build_parser().parse_args(argv)
+    try:
+        return _COMMANDS[args.command](args)
+    except PrivframeError as exc:
+        print(f"privframe: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

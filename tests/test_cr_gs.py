@@ -1,0 +1,143 @@
+"""CR-GS (algorithms.md 3.1): exact noise scales, ledger, the noise actually drawn, coverage."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import privframe as pf
+from privframe import accounting
+from privframe_std.samplers import kappa_star
+
+
+def _bernoulli(n: int, seed: int | np.random.SeedSequence, p: float = 0.05) -> np.ndarray:
+    return np.random.default_rng(seed).binomial(1, p, size=n).astype(float)
+
+
+@pytest.mark.parametrize("sampler", ["wor", "wr"])
+def test_noise_scales_match_algorithms_3_1(sampler: str) -> None:
+    n, mu = 10_000, 8.0
+    res = pf.confidence_interval(
+        _bernoulli(n, 0), "mean", method="cr-gs", budget=pf.GDP(mu), bounds=(0, 1), sampler=sampler, rng=3
+    )
+    m = math.ceil(n / math.log(n))
+    kappa = 1 if sampler == "wor" else kappa_star(n, m, 1000, 1 / n)
+    delta_n, delta_m = 1 / n, 1 / m
+    d = res.diagnostics
+    assert res.parameters["m"] == m
+    assert res.parameters["kappa"] == kappa
+    assert d["delta_n"] == pytest.approx(delta_n, rel=1e-15)
+    assert d["delta_m"] == pytest.approx(delta_m, rel=1e-15)
+    assert d["nu_n"] == pytest.approx(math.sqrt(2) * delta_n / mu, rel=1e-12)
+    assert d["sigma_m"] == pytest.approx(math.sqrt(2) * math.sqrt(m) * (kappa * delta_m + delta_n) / mu, rel=1e-12)
+    assert [e.noise_scale for e in res.privacy.events] == [d["nu_n"], d["sigma_m"]]
+
+
+def test_ledger_says_mu_gdp_with_eps_delta_equivalent() -> None:
+    mu = 1.5
+    res = pf.confidence_interval(_bernoulli(2000, 1), "mean", method="cr-gs", budget=pf.GDP(mu), bounds=(0, 1), rng=1)
+    ledger = res.privacy
+    assert ledger.accountant == "gdp"
+    assert [e.label for e in ledger.events] == ["center", "radius"]
+    for event in ledger.events:
+        assert event.budget == pf.GDP(mu / math.sqrt(2))
+        assert event.mechanism == "gaussian"
+    assert isinstance(ledger.total, pf.GDP)
+    assert ledger.total.mu == pytest.approx(mu, rel=1e-12)
+    assert ledger.total.delta == 0.0
+    eps = ledger.as_approx_dp(1e-6).epsilon
+    assert eps == pytest.approx(accounting.gdp_epsilon(1e-6, mu), rel=1e-9)
+
+
+def test_approx_dp_budget_is_honoured_through_the_tight_conversion() -> None:
+    budget = pf.ApproxDP(2.0, 1e-6)
+    res = pf.confidence_interval(_bernoulli(2000, 2), "mean", method="cr-gs", budget=budget, bounds=(0, 1), rng=2)
+    mu = accounting.gdp_mu_for(2.0, 1e-6)
+    assert res.parameters["mu"] == pytest.approx(mu)
+    assert res.privacy.as_approx_dp(1e-6).epsilon <= 2.0 * (1 + 1e-9)
+
+
+def test_pure_dp_budget_is_refused() -> None:
+    with pytest.raises(pf.BudgetError, match="pure"):
+        pf.confidence_interval(_bernoulli(500, 0), "mean", method="cr-gs", budget=pf.PureDP(1.0), bounds=(0, 1))
+
+
+def test_the_noise_drawn_has_the_claimed_scales() -> None:
+    """Constant data make every root zero (Q = 0), so the released numbers are pure noise.
+
+    The centre is theta + nu_n Z and the radius max(sigma_m Z, 0) / tau_n. Over 2000 seeded runs the
+    centre's sample SD has relative SE ~ 1/sqrt(2 * 2000) = 1.6%; 5 SE is 8%. Half the noise would be 50% off.
+    """
+    n, mu, runs = 400, 1.0, 2000
+    x = np.full(n, 0.25)
+    centers, radii = [], []
+    for seed in np.random.SeedSequence(99).spawn(runs):
+        res = pf.confidence_interval(x, "mean", method="cr-gs", budget=pf.GDP(mu), bounds=(0, 1), B=20, rng=seed)
+        centers.append(res.center)
+        radii.append(res.high - res.center)
+    d = res.diagnostics
+    centers_a, radii_a = np.array(centers), np.array(radii)
+    assert np.std(centers_a - 0.25, ddof=1) == pytest.approx(d["nu_n"], rel=5 / math.sqrt(2 * runs))
+    # P(radius = 0) = 1/2: binomial SE 0.011, 4 SE tolerance.
+    assert np.mean(radii_a == 0) == pytest.approx(0.5, abs=4 * math.sqrt(0.25 / runs))
+    # Positive part is half-normal with scale sigma_m / tau_n; its RMS equals that scale (rel SE ~ 2.2%).
+    positive = radii_a[radii_a > 0]
+    rms = math.sqrt(np.mean(positive**2))
+    assert rms == pytest.approx(d["sigma_m"] / d["tau_n"], rel=5 * math.sqrt(2 / len(positive)) / 2)
+
+
+def test_seeded_runs_are_reproducible_and_chunking_does_not_change_them() -> None:
+    x = _bernoulli(5000, 5)
+
+    def run(**kw: object) -> pf.IntervalResult:
+        return pf.confidence_interval(x, "mean", method="cr-gs", budget=pf.GDP(1.0), bounds=(0, 1), rng=11, **kw)
+
+    base = run()
+    assert (run().low, run().high) == (base.low, base.high)
+    small_chunks = run(memory_budget=2**16)  # one 32-row block per chunk
+    assert (small_chunks.low, small_chunks.high) == (base.low, base.high)
+    other = pf.confidence_interval(x, "mean", method="cr-gs", budget=pf.GDP(1.0), bounds=(0, 1), rng=12)
+    assert (other.low, other.high) != (base.low, base.high)
+
+
+def test_vector_mean_gives_a_ball() -> None:
+    rng = np.random.default_rng(4)
+    X = rng.normal(0.1, 0.2, size=(3000, 3))
+    reg = pf.confidence_region(X, "mean", method="cr-gs", budget=pf.GDP(4.0), bounds=pf.L2Ball(1.0), rng=4)
+    assert reg.dimension == 3
+    assert reg.diagnostics["delta_n"] == pytest.approx(2.0 / 3000)
+    assert reg.radius > 0
+    assert reg.contains(reg.center)
+    assert not reg.contains(reg.center + 2 * reg.radius)
+    with pytest.raises(pf.ConfigError, match="confidence_region"):
+        pf.confidence_interval(X, "mean", method="cr-gs", budget=pf.GDP(4.0), bounds=pf.L2Ball(1.0), rng=4)
+
+
+def test_nonprivate_subsampling_matches_cr_gs_skeleton() -> None:
+    x = _bernoulli(4000, 6)
+    ref = pf.confidence_interval(x, "mean", method="subsampling", budget=None, bounds=(0, 1), rng=8)
+    assert ref.center == pytest.approx(x.mean())
+    assert ref.privacy.total is None
+    assert not ref.privacy.private
+    with pytest.raises(pf.BudgetError):
+        pf.confidence_interval(x, "mean", method="subsampling", budget=pf.GDP(1.0), bounds=(0, 1))
+    with pytest.raises(pf.BudgetError):
+        pf.confidence_interval(x, "mean", method="cr-gs", budget=None, bounds=(0, 1))
+
+
+def test_coverage_bernoulli_wor_n10000_mu8() -> None:
+    """Issue acceptance: coverage within 3 Monte Carlo SE of 0.90 over 400 seeded trials (SE 0.015).
+
+    Measured 0.8775 at this seed: WOR subsamples are slightly less spread than independent samples
+    (finite-population factor sqrt(1 - m/n) ~ 0.95 at n = 10000), so the interval runs a little short.
+    """
+    trials, hits = 400, 0
+    for seed in np.random.SeedSequence(12345).spawn(trials):
+        data_seed, run_seed = seed.spawn(2)
+        x = _bernoulli(10_000, data_seed)
+        res = pf.confidence_interval(x, "mean", method="cr-gs", budget=pf.GDP(8.0), bounds=(0, 1), rng=run_seed)
+        hits += res.contains(0.05)
+    se = math.sqrt(0.9 * 0.1 / trials)
+    assert abs(hits / trials - 0.90) <= 3 * se
