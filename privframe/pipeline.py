@@ -343,7 +343,7 @@ class Pipeline:
                 options = {
                     k: v
                     for k, v in options.items()
-                    if k in reg.get("sampler", part.name).options() or k in part.options
+                    if k in reg.get("sampler", part.name, path=path(kind)).options() or k in part.options
                 }
             created[kind] = reg.create(kind, part.name, options, path=path(kind))
             names[kind] = part.name
@@ -375,7 +375,14 @@ class Pipeline:
         data = as_data(x)
         seed = as_seed_sequence(rng)
         prepared = engine.prepare_data(resolved.parts.statistic, data, resolved.parts.bounds)
-        return resolved.method.run(prepared, resolved.parts, resolved.budget, resolved.confidence, seed)
+        try:
+            return resolved.method.run(prepared, resolved.parts, resolved.budget, resolved.confidence, seed)
+        except ConfigError as exc:
+            # Parts raise with paths relative to the pipeline ("sampler.m: ..."); add the config's prefix.
+            head = str(exc).split(":", 1)[0].split(".", 1)[0]
+            if self.prefix and head in _TOP_KEYS:
+                raise ConfigError(self._path(str(exc))) from exc
+            raise
 
     def _path(self, key: str) -> str:
         return _join(self.prefix, key)

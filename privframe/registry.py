@@ -262,11 +262,15 @@ class PluginRegistry:
                     raise PluginError(f"loading entry-point plugins failed: {type(exc).__name__}: {exc}") from exc
             for name, plugin in self._manual.items():
                 if not pm.is_blocked(name):
-                    pm.register(plugin, name=name)
+                    try:
+                        pm.register(plugin, name=name)
+                    except pluggy.PluginValidationError as exc:
+                        raise PluginError(f"plugin '{name}': {exc}") from exc
             try:
                 pm.check_pending()
             except pluggy.PluginValidationError as exc:
-                raise PluginError(f"plugin '{exc.plugin}' implements an unknown hook: {exc}") from exc
+                bad = pm.get_name(exc.plugin) or repr(exc.plugin)
+                raise PluginError(f"plugin '{bad}' implements an unknown hook: {exc}") from exc
             self._pm = pm
         return self._pm
 

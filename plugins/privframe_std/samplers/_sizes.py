@@ -33,8 +33,8 @@ def check_size_rule(name: str, value: object) -> None:
     if isinstance(value, bool):
         raise ConfigError(f"{name}: expected an integer or a rule such as 'n/log(n)' or 'n^(2/3)'")
     if isinstance(value, int):
-        if value < 1:
-            raise ConfigError(f"{name}: must be >= 1")
+        if value < 2:
+            raise ConfigError(f"{name}: must be >= 2")
         return
     if isinstance(value, str) and _rule_value(value, 100) is not None:
         return
