@@ -124,19 +124,4 @@ def confidence_region(
         **options,
     )
     result = pipe.run_raw(x, rng=rng)
-    if isinstance(result, IntervalResult):
-        half = (result.high - result.low) / 2
-        if abs(result.center - (result.low + half)) > 1e-12 * max(1.0, abs(result.center)):
-            raise ConfigError(
-                f"method: '{pipe.method.name}' returns an asymmetric interval; use pf.confidence_interval"
-            )
-        return RegionResult(
-            center=[result.center],
-            radius=half,
-            confidence=result.confidence,
-            method=result.method,
-            parameters=result.parameters,
-            diagnostics=result.diagnostics,
-            privacy=result.privacy,
-        )
-    return result
+    return result.to_region() if isinstance(result, IntervalResult) else result

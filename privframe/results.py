@@ -10,7 +10,7 @@ import attrs
 import numpy as np
 import numpy.typing as npt
 
-from privframe.errors import DataError
+from privframe.errors import ConfigError, DataError
 from privframe.ledger import Ledger
 
 __all__ = ["IntervalResult", "RegionResult"]
@@ -65,6 +65,21 @@ class IntervalResult:
     def contains(self, value: float) -> bool:
         """Whether ``value`` lies in the open interval ``(low, high)``."""
         return bool(self.low < float(value) < self.high)
+
+    def to_region(self) -> RegionResult:
+        """The same set as a one-dimensional ball (only for intervals symmetric about their centre)."""
+        radius = (self.high - self.low) / 2
+        if abs(self.center - (self.low + radius)) > 1e-12 * max(1.0, abs(self.center)):
+            raise ConfigError(f"method: '{self.method}' returns an asymmetric interval; use pf.confidence_interval")
+        return RegionResult(
+            center=[self.center],
+            radius=radius,
+            confidence=self.confidence,
+            method=self.method,
+            parameters=self.parameters,
+            diagnostics=self.diagnostics,
+            privacy=self.privacy,
+        )
 
     def __str__(self) -> str:
         return (

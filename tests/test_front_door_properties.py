@@ -28,37 +28,30 @@ def test_valid_input_gives_a_finite_ordered_interval_and_exact_ledger(
     n: int, mu: float, confidence: float, low: float, width: float, sampler: str, B: int, seed: int
 ) -> None:
     x = np.random.default_rng(seed).uniform(low - width, low + 2 * width, size=n)  # some values out of bounds
-    kwargs = {"on_reject": "redraw"} if sampler == "wr" else {}
-    res = pf.confidence_interval(
-        x,
-        "mean",
-        method="cr-gs",
-        budget=pf.GDP(mu),
-        bounds=(low, low + width),
-        confidence=confidence,
-        sampler=sampler,
-        B=B,
-        rng=seed,
-        **kwargs,
-    )
+    options = {"on_reject": "redraw"} if sampler == "wr" else {}
+
+    def call() -> pf.IntervalResult:
+        return pf.confidence_interval(
+            x,
+            "mean",
+            method="cr-gs",
+            budget=pf.GDP(mu),
+            bounds=(low, low + width),
+            confidence=confidence,
+            sampler=sampler,
+            B=B,
+            rng=seed,
+            **options,
+        )
+
+    res = call()
     assert math.isfinite(res.low)
     assert math.isfinite(res.high)
     assert res.low <= res.high
     total = res.privacy.total
     assert isinstance(total, pf.GDP)
     assert math.isclose(total.mu, mu, rel_tol=1e-12)
-    again = pf.confidence_interval(
-        x,
-        "mean",
-        method="cr-gs",
-        budget=pf.GDP(mu),
-        bounds=(low, low + width),
-        confidence=confidence,
-        sampler=sampler,
-        B=B,
-        rng=seed,
-        **kwargs,
-    )
+    again = call()
     assert (again.low, again.high) == (res.low, res.high)
 
 

@@ -30,9 +30,7 @@ def _as_eps_delta(event: pf.PrivacyEvent) -> tuple[float, float]:
         return budget.epsilon, 0.0
     if isinstance(budget, pf.ApproxDP):
         return budget.epsilon, budget.delta
-    raise BudgetError(
-        f"accountant: 'approx-dp' cannot compose the GDP event '{event.label}'; use the 'gdp' accountant"
-    )
+    raise BudgetError(f"accountant: 'approx-dp' cannot compose the GDP event '{event.label}'; use the 'gdp' accountant")
 
 
 @attrs.frozen

@@ -5,10 +5,11 @@ from __future__ import annotations
 import math
 import re
 from fractions import Fraction
+from typing import Any
 
 from privframe.errors import ConfigError, DataError
 
-__all__ = ["check_size_rule", "resolve_size"]
+__all__ = ["check_size_rule", "resolve_size", "size_rule"]
 
 _POWER = re.compile(r"^n\s*\^\s*\(?\s*(\d+(?:\.\d+)?)(?:\s*/\s*(\d+))?\s*\)?$")
 _LOG_RULES = {"n/log(n)", "n/ln(n)"}
@@ -52,3 +53,8 @@ def resolve_size(name: str, value: int | str, n: int, *, low: int = 2, below_n: 
     if below_n and m >= n:
         raise ConfigError(f"{name}: must be smaller than n (it resolves to {m}, n = {n})")
     return m
+
+
+def size_rule(_: object, attribute: Any, value: object) -> None:
+    """attrs validator for a size option (an int or a rule in n)."""
+    check_size_rule(attribute.name, value)

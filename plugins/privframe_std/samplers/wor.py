@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import attrs
 import numpy as np
@@ -12,13 +12,9 @@ import privframe as pf
 from privframe_std._validation import int_at_least
 from privframe_std.samplers._blocks import distinct_rows
 from privframe_std.samplers._common import DEFAULT_MEMORY_BUDGET, make_resamples
-from privframe_std.samplers._sizes import check_size_rule, resolve_size
+from privframe_std.samplers._sizes import resolve_size, size_rule
 
 __all__ = ["WithoutReplacement"]
-
-
-def _size_rule(_: object, attribute: Any, value: object) -> None:
-    check_size_rule(attribute.name, value)
 
 
 @attrs.frozen
@@ -36,7 +32,7 @@ class WithoutReplacement:
     """
 
     name: ClassVar[str] = "wor"
-    m: int | str = attrs.field(default="n/log(n)", validator=_size_rule)
+    m: int | str = attrs.field(default="n/log(n)", validator=size_rule)
     B: int = attrs.field(default=1000, validator=int_at_least(1))
     memory_budget: int = attrs.field(default=DEFAULT_MEMORY_BUDGET, validator=int_at_least(2**16))
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import attrs
 import numpy as np
@@ -14,7 +14,7 @@ from privframe.errors import ConfigError, SamplerRejected
 from privframe_std._validation import choice, int_at_least, probability_or_none
 from privframe_std.samplers._blocks import max_multiplicity_exceeded, uniform_rows
 from privframe_std.samplers._common import DEFAULT_MEMORY_BUDGET, make_resamples
-from privframe_std.samplers._sizes import check_size_rule, resolve_size
+from privframe_std.samplers._sizes import resolve_size, size_rule
 
 __all__ = ["MultiplicityConstrained", "kappa_star"]
 
@@ -29,10 +29,6 @@ def kappa_star(n: int, m: int, B: int, rho: float) -> int:
     L = math.log(B * n / rho)
     w = float(special.lambertw(n / (m * math.e) * L, 0).real)
     return int(min(m, math.ceil(L / w) - 1))
-
-
-def _size_rule(_: object, attribute: Any, value: object) -> None:
-    check_size_rule(attribute.name, value)
 
 
 @attrs.frozen
@@ -58,7 +54,7 @@ class MultiplicityConstrained:
     """
 
     name: ClassVar[str] = "wr"
-    m: int | str = attrs.field(default="n/log(n)", validator=_size_rule)
+    m: int | str = attrs.field(default="n/log(n)", validator=size_rule)
     B: int = attrs.field(default=1000, validator=int_at_least(1))
     rho: float | None = attrs.field(default=None, validator=probability_or_none)
     on_reject: str = attrs.field(default="raise", validator=choice("raise", "redraw"))
