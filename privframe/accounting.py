@@ -77,8 +77,11 @@ def gdp_epsilon(delta: float, mu: float) -> float:
         upper *= 2.0
         if upper > 1e6:
             raise BudgetError("delta: too small to convert this mu to (epsilon, delta)")
-    root = optimize.brentq(lambda e: gdp_delta(e, mu) - delta, 0.0, upper, xtol=1e-14, rtol=1e-14)
-    return float(root)
+    root = float(optimize.brentq(lambda e: gdp_delta(e, mu) - delta, 0.0, upper, xtol=1e-14, rtol=1e-14))
+    # brentq may land a hair below the root; step up until the reported (eps, delta) really holds.
+    while gdp_delta(root, mu) > delta:
+        root = math.nextafter(root, math.inf)
+    return root
 
 
 def gdp_mu_for(epsilon: float, delta: float) -> float:

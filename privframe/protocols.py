@@ -175,8 +175,12 @@ class Accountant(Protocol):
     def name(self) -> str:
         """Registered name."""
 
-    def compose(self, events: Sequence[PrivacyEvent]) -> Budget:
-        """The total guarantee of ``events`` in this accountant's unit."""
+    def compose(self, events: Sequence[PrivacyEvent], limit: Budget | None = None) -> Budget:
+        """The total guarantee of ``events`` in this accountant's unit.
+
+        Where several valid compositions exist (e.g. basic or advanced), one that fits ``limit`` is
+        preferred when a limit is given.
+        """
 
     def fits(self, total: Budget, limit: Budget) -> bool:
         """Whether ``total`` is at least as private as ``limit``."""

@@ -31,7 +31,7 @@ class PrivacySpender:
 
     def charge(self, event: PrivacyEvent) -> None:
         """Record ``event``, or raise ``BudgetError`` (recording nothing) if the total would exceed the limit."""
-        total = self._accountant.compose([*self._events, event])
+        total = self._accountant.compose([*self._events, event], self._limit)
         if self._limit is not None and not self._accountant.fits(total, self._limit):
             raise BudgetError(
                 f"budget: releasing '{event.label}' would spend {total}, more than the limit {self._limit}; "
@@ -56,5 +56,5 @@ class PrivacySpender:
 
     def ledger(self) -> Ledger:
         """The frozen ledger of everything charged so far."""
-        total = self._accountant.compose(self._events) if self._events else None
+        total = self._accountant.compose(self._events, self._limit) if self._events else None
         return Ledger(tuple(self._events), total, self._accountant.name)

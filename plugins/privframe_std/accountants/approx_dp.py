@@ -42,7 +42,7 @@ class ApproxDPAccountant:
     composition : {"basic", "advanced", "best"}, default "basic"
         "basic" adds epsilons and deltas. "advanced" applies the advanced composition theorem to each group
         of ``count`` identical releases (adding ``slack`` to delta). "best" uses, per group, whichever
-        gives the smaller epsilon.
+        gives the smaller epsilon, falling back to basic composition when only that fits the limit.
     slack : float, default 1e-9
         The advanced-composition slack d.
     """
@@ -51,26 +51,37 @@ class ApproxDPAccountant:
     composition: str = attrs.field(default="basic", validator=choice("basic", "advanced", "best"))
     slack: float = attrs.field(default=1e-9, validator=_slack)
 
-    def _group(self, eps: float, delta: float, count: int) -> tuple[float, float]:
-        basic = (count * eps, min(count * delta, 1.0))
-        if count == 1 or self.composition == "basic":
-            return basic
-        advanced = advanced_composition(eps, delta, count, self.slack)
-        if self.composition == "advanced":
-            return advanced
-        return advanced if advanced[0] < basic[0] else basic
-
-    def compose(self, events: Sequence[pf.PrivacyEvent]) -> pf.ApproxDP | pf.PureDP:
-        """The total: ``PureDP`` when every event is pure and no slack was spent, else ``ApproxDP``."""
-        if not events:
-            raise BudgetError("events: nothing to compose")
-        parts = [self._group(*_as_eps_delta(e), e.count) for e in events]
+    def _total(self, events: Sequence[pf.PrivacyEvent], mode: str) -> pf.ApproxDP | pf.PureDP:
+        parts = []
+        for event in events:
+            eps, delta = _as_eps_delta(event)
+            basic = (event.count * eps, min(event.count * delta, 1.0))
+            if event.count == 1 or mode == "basic":
+                parts.append(basic)
+                continue
+            advanced = advanced_composition(eps, delta, event.count, self.slack)
+            parts.append(advanced if mode == "advanced" or advanced[0] < basic[0] else basic)
         eps, delta = basic_composition(parts)
         if delta == 0.0:
             return pf.PureDP(eps)
         if delta >= 1.0:
             raise BudgetError("delta: the composed delta reaches 1; the guarantee is void")
         return pf.ApproxDP(eps, delta)
+
+    def compose(self, events: Sequence[pf.PrivacyEvent], limit: pf.Budget | None = None) -> pf.ApproxDP | pf.PureDP:
+        """The total: ``PureDP`` when every event is pure and no slack was spent, else ``ApproxDP``.
+
+        With ``composition="best"`` and a ``limit``, basic composition is used whenever the per-group
+        choice by epsilon would not fit the limit but basic composition does (e.g. under a pure limit).
+        """
+        if not events:
+            raise BudgetError("events: nothing to compose")
+        total = self._total(events, self.composition)
+        if self.composition == "best" and limit is not None and not self.fits(total, limit):
+            basic = self._total(events, "basic")
+            if self.fits(basic, limit):
+                return basic
+        return total
 
     def fits(self, total: pf.Budget, limit: pf.Budget) -> bool:
         """Whether (eps, delta) ``total`` is within ``limit`` (an (eps, delta) or pure limit)."""
@@ -89,7 +100,13 @@ class ApproxDPAccountant:
         eps = total.epsilon
         delta = total.delta if isinstance(total, pf.ApproxDP) else 0.0
         best_eps, best_delta = eps / count, delta / count
-        if self.composition != "basic" and count > 1 and delta > self.slack:
+        if count == 1:
+            return total
+        if self.composition == "basic":
+            return pf.PureDP(best_eps) if best_delta == 0.0 else pf.ApproxDP(best_eps, best_delta)
+        if self.composition == "advanced" and delta <= self.slack:
+            raise BudgetError("slack: advanced composition needs a total delta larger than its slack")
+        if delta > self.slack:
             per_delta = (delta - self.slack) / count
 
             def excess(e: float) -> float:

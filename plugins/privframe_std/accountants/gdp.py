@@ -26,8 +26,8 @@ class GDPAccountant:
 
     name: ClassVar[str] = "gdp"
 
-    def compose(self, events: Sequence[pf.PrivacyEvent]) -> pf.GDP:
-        """The GDP total of ``events``."""
+    def compose(self, events: Sequence[pf.PrivacyEvent], limit: pf.Budget | None = None) -> pf.GDP:
+        """The GDP total of ``events`` (the composition is exact, so ``limit`` does not change it)."""
         if not events:
             raise BudgetError("events: nothing to compose")
         mus: list[float] = []
@@ -39,7 +39,9 @@ class GDPAccountant:
                 )
             mus.extend([event.budget.mu] * event.count)
             delta += event.count * event.budget.delta
-        return pf.GDP(gdp_compose(mus), delta=min(delta, 1 - 1e-16))
+        if delta >= 1.0:
+            raise BudgetError("delta: the composed delta reaches 1; the guarantee is void")
+        return pf.GDP(gdp_compose(mus), delta=delta)
 
     def fits(self, total: pf.Budget, limit: pf.Budget) -> bool:
         """Whether the GDP ``total`` implies ``limit`` (a GDP or an (eps, delta) limit)."""

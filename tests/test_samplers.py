@@ -1,0 +1,377 @@
+"""Samplers (algorithms.md section 2): WOR subsampling and the multiplicity-constrained WR sampler.
+
+Every draw uses a fixed seed, so each statistical check is deterministic; the thresholds are chosen so that a
+correct sampler would fail them with small probability over seeds (stated next to each check).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from scipy import special, stats
+
+import privframe as pf
+from privframe_std.samplers import kappa_star
+
+# ---------------------------------------------------------------------------------------------------------
+# kappa*
+
+
+@pytest.mark.parametrize(
+    ("n", "B", "expected"),
+    [(2000, 500, 7), (2000, 1000, 7), (10000, 500, 7), (10000, 1000, 7), (50000, 1000, 8)],
+)
+def test_kappa_star_reference(n: int, B: int, expected: int) -> None:
+    m = math.ceil(n / math.log(n))
+    assert kappa_star(n, m, B, 1 / n) == expected
+
+
+def test_kappa_star_formula_and_cap() -> None:
+    for n, m, B, rho in [(200, 23, 64, 0.5), (1000, 50, 10, 0.01), (5000, 700, 1000, 1e-4)]:
+        L = math.log(B * n / rho)
+        w = special.lambertw(n / (m * math.e) * L, 0).real
+        assert kappa_star(n, m, B, rho) == min(m, math.ceil(L / w) - 1)
+    # capped at m: tiny n makes the tail bound useless
+    assert kappa_star(10, 3, 1000, 1e-6) == 3
+    for rho in (0.0, 1.0, 2.0):
+        with pytest.raises(pf.ConfigError, match=r"^rho:"):
+            kappa_star(100, 10, 10, rho)
+
+
+def test_wr_default_rho_is_one_over_n() -> None:
+    res = pf.registry.create("sampler", "wr", {"m": "n/log(n)", "B": 500}).draw(2000, np.random.default_rng(0))
+    assert res.m == math.ceil(2000 / math.log(2000))
+    assert res.kappa == kappa_star(2000, res.m, 500, 1 / 2000) == 7
+
+
+# ---------------------------------------------------------------------------------------------------------
+# WOR
+
+
+def wor(m: int | str, B: int, **options: object) -> pf.Sampler:
+    return pf.registry.create("sampler", "wor", {"m": m, "B": B, **options})  # type: ignore[no-any-return]
+
+
+def wr(m: int | str, B: int, **options: object) -> pf.Sampler:
+    return pf.registry.create("sampler", "wr", {"m": m, "B": B, **options})  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize(("n", "m"), [(1000, 50), (120, 50)])  # redraw path (4m <= n) and random-keys path
+def test_wor_rows_are_distinct_subsets(n: int, m: int) -> None:
+    res = wor(m, 100).draw(n, np.random.default_rng(1))
+    assert isinstance(res, pf.Resamples)
+    assert (res.n, res.m, res.B, res.kappa, res.replace) == (n, m, 100, 1, False)
+    mat = res.matrix()
+    assert mat.shape == (100, m)
+    assert np.issubdtype(mat.dtype, np.integer)
+    assert mat.min() >= 0
+    assert mat.max() < n
+    assert np.all(np.diff(mat, axis=1) > 0)  # sorted and distinct
+
+
+def test_wor_size_rule_resolves() -> None:
+    res = wor("n^(2/3)", 10).draw(1000, np.random.default_rng(0))
+    assert res.m == 100
+    assert res.matrix().shape == (10, 100)
+
+
+def subset_counts(mat: np.ndarray, n: int, m: int) -> np.ndarray:
+    """Counts of each of the C(n, m) subsets (rows are sorted), including those never drawn."""
+    code = {combo: i for i, combo in enumerate(itertools.combinations(range(n), m))}
+    counts = np.zeros(len(code), dtype=np.int64)
+    rows, row_counts = np.unique(mat, axis=0, return_counts=True)
+    for row, c in zip(rows, row_counts, strict=True):
+        counts[code[tuple(int(v) for v in row)]] += c
+    return counts
+
+
+@pytest.mark.parametrize(
+    ("n", "m", "B", "seed"),
+    [
+        (6, 3, 20_000, 2),  # 4m > n: random-keys path; 20 subsets, ~1000 expected each
+        (12, 3, 22_000, 3),  # 4m <= n: duplicate-redraw path; 220 subsets, 100 expected each
+    ],
+)
+def test_wor_subsets_are_uniform(n: int, m: int, B: int, seed: int) -> None:
+    mat = wor(m, B).draw(n, np.random.default_rng(seed)).matrix()
+    counts = subset_counts(mat, n, m)
+    assert counts.sum() == B
+    # Rows are i.i.d., so subset counts are multinomial and Pearson's chi-square applies (>= 100 expected per
+    # cell). A correct sampler fails p > 0.001 for 1 seed in 1000. Each cell count has a Monte Carlo SE of
+    # sqrt(expected): ~3% of its mean for n = 6 and ~10% for n = 12, so a bias of that order on several
+    # subsets is detected (e.g. redrawing a duplicate as its neighbour instead of uniformly fails here).
+    assert stats.chisquare(counts).pvalue > 0.001
+
+
+def test_wor_inclusion_frequencies_are_uniform_redraw_path() -> None:
+    n, m, B = 40, 5, 20_000  # 4m <= n: the duplicate-redraw path
+    mat = wor(m, B).draw(n, np.random.default_rng(4)).matrix()
+    counts = np.bincount(mat.ravel(), minlength=n)
+    assert counts.sum() == m * B
+    # Each index is included with probability m/n per row. Within a row inclusions are negatively correlated
+    # (sampling without replacement), so the Pearson statistic is about (1 - m/n)/(1 - 1/n) = 0.9 times a
+    # chi-square(n - 1): using the chi-square p-value is conservative. Threshold as above (1 seed in 1000).
+    assert stats.chisquare(counts).pvalue > 0.001
+    # Same check on the positions: the smallest element of a uniform subset follows a known law.
+    first = np.bincount(mat[:, 0], minlength=n)
+    expected = np.array([math.comb(n - 1 - j, m - 1) for j in range(n)], dtype=float) / math.comb(n, m) * B
+    keep = expected >= 5  # chi-square needs >= 5 expected per cell; pool the tail
+    observed = np.append(first[keep], first[~keep].sum())
+    expected = np.append(expected[keep], expected[~keep].sum())
+    assert stats.chisquare(observed, expected).pvalue > 0.001
+
+
+# ---------------------------------------------------------------------------------------------------------
+# WR with the multiplicity constraint
+
+
+def test_wr_rows_respect_range_and_kappa() -> None:
+    n = 2000
+    res = wr("n/log(n)", 200).draw(n, np.random.default_rng(5))
+    assert res.replace is True
+    mat = res.matrix()
+    assert mat.shape == (200, res.m)
+    assert mat.min() >= 0
+    assert mat.max() < n
+    for row in mat:
+        assert np.bincount(row, minlength=n).max() <= res.kappa
+    # it really samples with replacement: with m = 264 of n = 2000, almost every row has a repeat
+    # (P(no repeat) = prod(1 - i/n) ~ e^{-17}).
+    assert sum(len(np.unique(row)) < res.m for row in mat) >= 190
+
+
+def exceed_probability(n: int, m: int, k: int) -> float:
+    """Exact P(some index appears more than k times among m i.i.d. uniform draws from range(n)).
+
+    P(all counts <= k) = m! / n^m [x^m] (sum_{j<=k} x^j / j!)^n, computed with x scaled by 1/n.
+    """
+    base = np.array([math.exp(-math.lgamma(j + 1) - j * math.log(n)) for j in range(k + 1)])
+    poly = np.zeros(m + 1)
+    poly[: k + 1] = base
+    result = np.zeros(m + 1)
+    result[0] = 1.0
+    e = n
+    while e:
+        if e & 1:
+            result = np.convolve(result, poly)[: m + 1]
+        poly = np.convolve(poly, poly)[: m + 1]
+        e >>= 1
+    return float(1.0 - result[m] * math.exp(math.lgamma(m + 1)))
+
+
+def test_exceed_probability_helper() -> None:
+    # n = 3, m = 2: P(both draws equal) = 1/3
+    assert exceed_probability(3, 2, 1) == pytest.approx(1 / 3, rel=1e-12)
+    # n = 2, m = 3, k = 1: always some index twice
+    assert exceed_probability(2, 3, 1) == pytest.approx(1.0, rel=1e-12)
+    assert exceed_probability(10, 3, 3) == pytest.approx(0.0, abs=1e-12)
+
+
+# n, m, B, rho chosen (by exact computation) so that rejections are common: kappa* = 3 and the rejection
+# probability 1 - (1 - q)^B is about 0.064 (q the per-row exceed probability), well below rho = 0.5.
+N_REJ, M_REJ, B_REJ, RHO_REJ = 200, 23, 64, 0.5
+DRAWS = 2000
+
+
+def test_wr_rejection_rate_is_below_rho_and_exact() -> None:
+    sampler = wr(M_REJ, B_REJ, rho=RHO_REJ, on_reject="raise")
+    kappa = kappa_star(N_REJ, M_REJ, B_REJ, RHO_REJ)
+    assert kappa == 3
+    messages: list[str] = []
+    for seed in range(DRAWS):
+        res = sampler.draw(N_REJ, np.random.default_rng(seed))
+        assert res.kappa == kappa
+        try:
+            mat = res.matrix()
+        except pf.SamplerRejected as exc:
+            messages.append(str(exc))
+            continue
+        # accepted draws obey the cap (would fail for ~6% of draws if the check were skipped)
+        counts = np.apply_along_axis(np.bincount, 1, mat, minlength=N_REJ)
+        assert counts.max() <= kappa
+    assert all(msg.startswith("sampler:") for msg in messages)
+    rate = len(messages) / DRAWS
+    # One-sided binomial bound: under P(reject) = rho the SE of the rate is sqrt(rho(1 - rho)/DRAWS) = 0.011;
+    # rho + 3 SE is exceeded by chance with probability ~0.001 even in the worst case P(reject) = rho.
+    assert rate <= RHO_REJ + 3 * math.sqrt(RHO_REJ * (1 - RHO_REJ) / DRAWS)
+    # Sharper: the rate matches the exact rejection probability. SE = sqrt(p(1 - p)/DRAWS) ~ 0.0055; 5 SE
+    # (a false failure ~1e-6) still separates p ~ 0.064 from what kappa* +- 1 would give (~0.5 and ~0.002).
+    q = exceed_probability(N_REJ, M_REJ, kappa)
+    p = 1 - (1 - q) ** B_REJ
+    assert 0.04 < p < 0.09
+    assert abs(rate - p) <= 5 * math.sqrt(p * (1 - p) / DRAWS)
+
+
+def test_wr_redraw_never_raises_and_respects_cap() -> None:
+    sampler = wr(M_REJ, B_REJ, rho=RHO_REJ, on_reject="redraw")
+    kappa = kappa_star(N_REJ, M_REJ, B_REJ, RHO_REJ)
+    for seed in range(300):  # ~19 of these would be rejected in "raise" mode
+        mat = sampler.draw(N_REJ, np.random.default_rng(seed)).matrix()
+        assert mat.shape == (B_REJ, M_REJ)
+        counts = np.apply_along_axis(np.bincount, 1, mat, minlength=N_REJ)
+        assert counts.max() <= kappa
+
+
+def test_wr_redraw_rows_follow_the_conditioned_law() -> None:
+    """Redrawing whole offending rows gives rows i.i.d. from the multinomial law conditioned on the cap.
+
+    n = 8, m = 4, B = 1, rho = 0.9 gives kappa* = 2. Unconditionally the count pattern of a row has
+    probabilities (all distinct, one pair, two pairs, triple, quadruple) = (1680, 2016, 168, 224, 8) / 4096;
+    conditioned on max count <= 2 only the first three remain, renormalised by 3864.
+    """
+    n, m = 8, 4
+    sampler = wr(m, 1, rho=0.9, on_reject="redraw")
+    assert kappa_star(n, m, 1, 0.9) == 2
+    pattern = {(1, 1, 1, 1): 0, (1, 1, 2): 1, (2, 2): 2}
+    counts = np.zeros(3, dtype=np.int64)
+    draws = 25_000
+    for seed in range(draws):
+        row = sampler.draw(n, np.random.default_rng(seed)).matrix()[0]
+        key = tuple(sorted(int(c) for c in np.bincount(row) if c))
+        counts[pattern[key]] += 1  # a KeyError here means the cap was violated
+    expected = np.array([1680, 2016, 168]) / 3864 * draws
+    # Pearson chi-square, 2 df, >= 1000 expected per cell; p > 0.001 fails for 1 seed in 1000. Redrawing only
+    # the offending slot instead of the whole row gives (0.410, 0.541, 0.049) instead of (0.435, 0.522, 0.043):
+    # an expected chi-square of ~0.0028 * draws ~ 70 here, far beyond the 0.001 critical value 13.8.
+    assert stats.chisquare(counts, expected).pvalue > 0.001
+
+
+def test_wr_max_redraws_gives_up() -> None:
+    # n = 200, m = 9, B = 1, rho = 0.9: kappa* = 1, so a row is rejected whenever it has a repeat
+    # (probability q = 1 - prod(1 - i/n) ~ 0.167). With max_redraws = 1 the sampler gives up when the first
+    # draw and its one redraw are both rejected: probability q^2 ~ 0.028.
+    n, m = 200, 9
+    assert kappa_star(n, m, 1, 0.9) == 1
+    sampler = wr(m, 1, rho=0.9, on_reject="redraw", max_redraws=1)
+    draws = 3000
+    messages: list[str] = []
+    for seed in range(draws):
+        try:
+            row = sampler.draw(n, np.random.default_rng(seed)).matrix()[0]
+        except pf.SamplerRejected as exc:
+            messages.append(str(exc))
+        else:
+            assert len(np.unique(row)) == m
+    assert all("max_redraws" in msg for msg in messages)
+    gave_up = len(messages)
+    q2 = (1 - math.prod(1 - i / n for i in range(m))) ** 2
+    # SE of the give-up rate is sqrt(q2 (1 - q2) / draws) ~ 0.003; allow 5 SE (max_redraws = 0 or 2 would
+    # give ~0.167 or ~0.005, both far outside).
+    assert abs(gave_up / draws - q2) <= 5 * math.sqrt(q2 * (1 - q2) / draws)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Determinism and chunking
+
+
+@pytest.mark.parametrize(
+    ("name", "options"),
+    [
+        ("wor", {"m": 7}),  # redraw path
+        ("wor", {"m": 80}),  # random-keys path
+        ("wr", {"m": M_REJ, "rho": RHO_REJ, "on_reject": "redraw"}),  # with redrawn rows
+    ],
+)
+def test_chunks_concatenate_to_matrix(name: str, options: dict[str, object]) -> None:
+    n = N_REJ
+    res = pf.registry.create("sampler", name, {**options, "B": 200}).draw(n, np.random.default_rng(8))
+    full = res.matrix()
+    assert full.shape == (200, res.m)
+    # bytes_per_row chosen so that chunks hold 1, 2, 3, 4 blocks (32 rows each), one row's worth (clamped up
+    # to one block), and everything; the last block of 200 = 6 * 32 + 8 rows is short.
+    budget = res.memory_budget
+    first_chunk_rows = set()
+    for per_row in [budget, budget // 64, budget // 100, budget // 128, 1, None]:
+        chunks = list(res.chunks(per_row))
+        first_chunk_rows.add(chunks[0].shape[0])
+        assert np.array_equal(np.concatenate(chunks, axis=0), full)
+    assert first_chunk_rows == {32, 64, 96, 128, 200}
+    # The memory_budget option changes how rows are chunked, never which rows are drawn.
+    small = pf.registry.create("sampler", name, {**options, "B": 200, "memory_budget": 2**16})
+    res_small = small.draw(n, np.random.default_rng(8))
+    chunks = list(res_small.chunks(2**16 // 40))  # 40 rows -> one block per chunk
+    assert len(chunks) == 7
+    assert np.array_equal(np.concatenate(chunks, axis=0), full)
+
+
+def test_same_seed_same_draw_different_seed_different_draw() -> None:
+    for sampler in (wor(20, 100), wr(20, 100)):
+        a = sampler.draw(500, np.random.default_rng(9)).matrix()
+        b = sampler.draw(500, np.random.default_rng(9)).matrix()
+        c = sampler.draw(500, np.random.default_rng(10)).matrix()
+        assert np.array_equal(a, b)
+        assert not np.array_equal(a, c)
+
+
+def test_rows_are_not_repeated_across_blocks() -> None:
+    # Each block has its own spawned seed: blocks must differ (a shared seed would repeat them).
+    mat = wor(10, 128).draw(1000, np.random.default_rng(11)).matrix()
+    blocks = mat.reshape(4, 32, 10)
+    for i, j in itertools.combinations(range(4), 2):
+        assert not np.array_equal(blocks[i], blocks[j])
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Bad options
+
+
+@pytest.mark.parametrize("name", ["wor", "wr"])
+@pytest.mark.parametrize(
+    ("options", "field"),
+    [
+        ({"B": 0}, "B"),
+        ({"B": 1.5}, "B"),
+        ({"B": True}, "B"),
+        ({"m": "n^banana"}, "m"),
+        ({"m": 0}, "m"),
+        ({"m": 1}, "m"),
+        ({"m": 2.5}, "m"),
+        ({"memory_budget": 10}, "memory_budget"),
+    ],
+)
+def test_bad_options_raise_config_error(name: str, options: dict[str, object], field: str) -> None:
+    with pytest.raises(pf.ConfigError) as info:
+        pf.registry.create("sampler", name, options)
+    assert str(info.value).startswith(f"sampler.{field}:")
+
+
+@pytest.mark.parametrize(
+    ("options", "field"),
+    [
+        ({"rho": 2}, "rho"),
+        ({"rho": 0}, "rho"),
+        ({"rho": 1.0}, "rho"),
+        ({"on_reject": "x"}, "on_reject"),
+        ({"max_redraws": 0}, "max_redraws"),
+    ],
+)
+def test_bad_wr_options_raise_config_error(options: dict[str, object], field: str) -> None:
+    with pytest.raises(pf.ConfigError) as info:
+        pf.registry.create("sampler", "wr", options)
+    assert str(info.value).startswith(f"sampler.{field}:")
+
+
+def test_wr_only_options_are_unknown_for_wor() -> None:
+    with pytest.raises(pf.ConfigError) as info:
+        pf.registry.create("sampler", "wor", {"rho": 0.1})
+    assert str(info.value).startswith("sampler.rho:")
+
+
+@pytest.mark.parametrize("name", ["wor", "wr"])
+@pytest.mark.parametrize(("m", "n"), [(100, 100), (150, 100), ("n^1", 100), (3, 3)])
+def test_bad_m_at_draw_time(name: str, m: int | str, n: int) -> None:
+    # m >= n can only be detected once n is known (m = 1 is refused already at creation, above)
+    sampler = pf.registry.create("sampler", name, {"m": m, "B": 10})
+    with pytest.raises(pf.ConfigError) as info:
+        sampler.draw(n, np.random.default_rng(0))
+    assert str(info.value).startswith("m:")
+
+
+@pytest.mark.parametrize("name", ["wor", "wr"])
+def test_too_few_records(name: str) -> None:
+    sampler = pf.registry.create("sampler", name, {"m": 2, "B": 10})
+    with pytest.raises(pf.DataError):
+        sampler.draw(2, np.random.default_rng(0))
