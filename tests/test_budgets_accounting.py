@@ -717,3 +717,9 @@ def test_zero_sensitivity_adds_no_noise() -> None:
     assert ev.noise_scale == 0.0
     value = np.array([1.0, 2.0])
     assert np.array_equal(mech.apply(value, ev, np.random.default_rng(0)), value)
+
+
+def test_gdp_accountant_refuses_a_void_composed_delta() -> None:
+    acc = gdp_accountant()
+    with pytest.raises(pf.BudgetError, match=r"^delta:"):
+        acc.compose([event(pf.GDP(1.0, delta=0.6)), event(pf.GDP(1.0, delta=0.6))])
