@@ -16,14 +16,17 @@ RngLike: TypeAlias = "int | np.random.SeedSequence | np.random.Generator | None"
 def as_seed_sequence(rng: RngLike) -> np.random.SeedSequence:
     """Return a :class:`numpy.random.SeedSequence` for ``rng``.
 
-    ``None`` draws fresh OS entropy (the only right choice for a real release); an int or a
-    ``SeedSequence`` gives a reproducible run; a ``Generator`` is consumed to seed a new sequence, so
-    passing the same generator twice gives two different, reproducible runs.
+    ``None`` draws fresh OS entropy (the only right choice for a real release). An int or a
+    ``SeedSequence`` gives a reproducible run (the same object twice gives the same run). A ``Generator``
+    is consumed to seed a new sequence, so passing the same generator twice gives two different,
+    reproducible runs.
     """
     if rng is None:
         return np.random.SeedSequence()
     if isinstance(rng, np.random.SeedSequence):
-        return rng
+        # A fresh copy: spawning from the caller's object would advance its counter, so passing the same
+        # SeedSequence twice would give two different runs.
+        return np.random.SeedSequence(rng.entropy, spawn_key=rng.spawn_key, pool_size=rng.pool_size)
     if isinstance(rng, np.random.Generator):
         return np.random.SeedSequence(rng.integers(0, 2**63, size=4).tolist())
     if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool):

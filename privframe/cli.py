@@ -45,7 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("budget", help="convert a privacy budget between units")
     p.add_argument("--mu", type=float, help="GDP parameter mu")
-    p.add_argument("--gdp-delta", type=float, default=0.0, help="delta of a (mu, delta)-GDP budget (default 0)")
+    p.add_argument("--gdp-delta", type=float, help="delta of a (mu, delta)-GDP budget (with --mu; default 0)")
     p.add_argument("--epsilon", type=float, help="epsilon of (epsilon, delta)-DP")
     p.add_argument("--delta", type=float, help="delta of (epsilon, delta)-DP")
     p.add_argument("--json", action="store_true", help="print JSON")
@@ -136,8 +136,10 @@ def _cmd_plugins(args: argparse.Namespace) -> int:
 
 
 def _cmd_budget(args: argparse.Namespace) -> int:
+    if args.gdp_delta is not None and args.mu is None:
+        raise PrivframeError("gdp-delta: only meaningful with --mu")
     if args.mu is not None:
-        budget = GDP(args.mu, delta=args.gdp_delta)
+        budget = GDP(args.mu, delta=args.gdp_delta or 0.0)
         if args.epsilon is not None and args.delta is not None:
             raise PrivframeError("budget: with --mu give either --epsilon or --delta, not both")
         if args.epsilon is not None:
@@ -145,6 +147,8 @@ def _cmd_budget(args: argparse.Namespace) -> int:
             out = {"mu": budget.mu, "gdp_delta": budget.delta, "epsilon": args.epsilon, "delta": delta}
             text = f"{budget} implies ({args.epsilon:g}, {delta:.6g})-DP"
         else:
+            if args.delta is None and budget.delta > 0:
+                raise PrivframeError("delta: give the target --delta (it must exceed --gdp-delta)")
             target = 1e-6 if args.delta is None else args.delta
             eps = budget.to_approx_dp(target).epsilon
             out = {"mu": budget.mu, "gdp_delta": budget.delta, "epsilon": eps, "delta": target}

@@ -219,8 +219,8 @@ class _Hooks:
     def register_all(self, collector: _Collector) -> None:
         for hook_name, registry_type in _HOOKS:
             hook: pluggy.HookCaller = getattr(self._pm.hook, hook_name)
-            # Called one implementation at a time (oldest registration first) so that every part is
-            # attributed to the plugin that registered it and a failing plugin is named.
+            # Called one implementation at a time (pluggy's call order, newest registration first) so that
+            # every part is attributed to the plugin that registered it and a failing plugin is named.
             for impl in reversed(hook.get_hookimpls()):
                 collector.plugin = impl.plugin_name
                 collector.distribution = self._distributions.get(impl.plugin_name, "-")

@@ -610,7 +610,7 @@ def test_spender_refuses_before_drawing_noise() -> None:
     rng = np.random.default_rng(7)
     value, ev = spender.release(mech, np.zeros(3), 1.0, pf.PureDP(0.75), label="first", rng=rng)
     assert value.shape == (3,)
-    assert ev.noise_scale == pytest.approx(1 / 0.75, rel=1e-15)
+    assert ev.noise_scale == pytest.approx(np.sqrt(3) / 0.75, rel=1e-15)  # L2 sensitivity 1 -> L1 sqrt(3)
     state = rng.bit_generator.state
     with pytest.raises(pf.BudgetError):
         spender.release(mech, np.zeros(3), 1.0, pf.PureDP(0.5), label="second", rng=rng)

@@ -121,3 +121,13 @@ def test_run_config_errors_name_the_path(tmp_path: Path, capsys: pytest.CaptureF
 def test_console_script_runs_the_demo() -> None:
     proc = subprocess.run(["privframe", "demo", "--seed", "5"], capture_output=True, text=True, check=True, timeout=120)
     assert "confidence interval" in proc.stdout
+
+
+def test_budget_gdp_delta_needs_mu_and_an_explicit_target(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["budget", "--gdp-delta", "1e-7", "--epsilon", "1", "--delta", "1e-5"]) == 2
+    assert "gdp-delta:" in capsys.readouterr().err
+    assert main(["budget", "--mu", "1", "--gdp-delta", "1e-7"]) == 2
+    assert "delta:" in capsys.readouterr().err
+    assert main(["budget", "--mu", "1", "--gdp-delta", "1e-7", "--delta", "1e-5", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["epsilon"] == pytest.approx(accounting.gdp_epsilon(1e-5 - 1e-7, 1.0), rel=1e-12)

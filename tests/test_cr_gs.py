@@ -141,3 +141,11 @@ def test_coverage_bernoulli_wor_n10000_mu8() -> None:
         hits += res.contains(0.05)
     se = math.sqrt(0.9 * 0.1 / trials)
     assert abs(hits / trials - 0.90) <= 3 * se
+
+
+def test_the_same_seed_sequence_object_twice_gives_the_same_run() -> None:
+    x = _bernoulli(2000, 9)
+    seq = np.random.SeedSequence(2026)
+    first = pf.confidence_interval(x, "mean", method="cr-gs", budget=pf.GDP(1.0), bounds=(0, 1), rng=seq)
+    second = pf.confidence_interval(x, "mean", method="cr-gs", budget=pf.GDP(1.0), bounds=(0, 1), rng=seq)
+    assert (first.low, first.high) == (second.low, second.high)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import ClassVar
 
 import attrs
@@ -16,17 +17,21 @@ __all__ = ["LaplaceMechanism"]
 
 @attrs.frozen
 class LaplaceMechanism:
-    """Additive i.i.d. Laplace noise calibrated to an **L1** sensitivity.
+    """Additive i.i.d. Laplace noise, eps-DP for the L1 sensitivity.
 
-    Under ``PureDP(eps)`` or ``ApproxDP(eps, delta)`` (delta is not needed and not spent) the noise scale is
-    ``Delta_1 / eps``; the event records ``PureDP(eps)``. A GDP budget is refused.
+    Like every mechanism it receives the **L2** sensitivity Delta of a ``dimension``-vector and bounds the L1
+    sensitivity by ``Delta_1 <= sqrt(dimension) * Delta`` (exact for d = 1). Under ``PureDP(eps)`` or
+    ``ApproxDP(eps, delta)`` (delta is not needed and not spent) the noise scale is ``Delta_1 / eps``; the
+    event records ``PureDP(eps)`` and the L1 sensitivity used. A GDP budget is refused.
     """
 
     name: ClassVar[str] = "laplace"
 
     def plan(self, sensitivity: float, budget: pf.Budget, *, label: str, dimension: int = 1) -> pf.PrivacyEvent:
         """The event: ``PureDP(eps)`` with scale ``Delta_1 / eps``."""
-        delta_l1 = check_sensitivity(sensitivity)
+        if dimension < 1:
+            raise BudgetError("dimension: must be a positive integer")
+        delta_l1 = check_sensitivity(sensitivity) * math.sqrt(dimension)
         if isinstance(budget, pf.GDP):
             raise BudgetError("budget: the Laplace mechanism is calibrated in epsilon; give pf.PureDP or pf.ApproxDP")
         return pf.PrivacyEvent(

@@ -62,7 +62,7 @@ class CRGS:
         delta_m = statistic.sensitivity(roots.m, parts.bounds)
         if delta_n is None or delta_m is None or not (math.isfinite(delta_n) and math.isfinite(delta_m)):
             raise ConfigError(
-                f"method: statistic '{statistic.name}' has no finite global sensitivity; use method='cr-ss'"
+                f"method: cr-gs needs a finite global sensitivity and statistic '{statistic.name}' has none"
             )
         radius_sensitivity = roots.tau_m * (roots.kappa * delta_m + delta_n)
         half = pf.GDP(gdp.mu / math.sqrt(2))
