@@ -1,0 +1,63 @@
+"""Benchmarks: CR-GS beside the numpy floor and scipy.stats.bootstrap on the same data.
+
+Not part of the default run. Run with::
+
+    python -m pytest tests/benchmarks --benchmark-only --benchmark-group-by=param:n
+
+The numpy floor draws the same B x m indices, gathers and reduces - nothing else; it is what any
+resampling interval must at least pay. Compare medians within a group (same n).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pytest
+from scipy import stats
+
+import privframe as pf
+
+pytestmark = pytest.mark.benchmark
+
+SIZES = [2000, 10_000, 50_000]
+B = 1000
+
+
+def _data(n: int) -> np.ndarray:
+    return np.random.default_rng(n).binomial(1, 0.05, size=n).astype(float)
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_numpy_floor(benchmark: Any, n: int) -> None:
+    x = _data(n)
+    m = math.ceil(n / math.log(n))
+
+    def floor() -> np.ndarray:
+        index = np.random.default_rng(1).integers(0, n, size=(B, m))
+        return x[index].mean(axis=1)
+
+    benchmark(floor)
+
+
+@pytest.mark.parametrize("sampler", ["wor", "wr"])
+@pytest.mark.parametrize("n", SIZES)
+def test_cr_gs_mean(benchmark: Any, n: int, sampler: str) -> None:
+    x = _data(n)
+    options = {"on_reject": "redraw"} if sampler == "wr" else {}
+    benchmark(
+        lambda: pf.confidence_interval(
+            x, "mean", method="cr-gs", budget=pf.GDP(1.0), bounds=(0, 1), sampler=sampler, B=B, rng=1, **options
+        )
+    )
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_scipy_bootstrap_percentile(benchmark: Any, n: int) -> None:
+    x = _data(n)
+    benchmark.pedantic(
+        lambda: stats.bootstrap((x,), np.mean, method="percentile", n_resamples=B, random_state=1),
+        rounds=3,
+        iterations=1,
+    )
