@@ -6,7 +6,7 @@ The core knows no particular statistic, mechanism or method; those are plugins f
 
 from __future__ import annotations
 
-from privframe import accounting, engine
+from privframe import accounting, audit, engine, estimators
 from privframe._rng import RngLike, as_seed_sequence, spawn_generators
 from privframe.api import confidence_interval, confidence_region
 from privframe.budgets import GDP, ApproxDP, Budget, PureDP, as_gdp
@@ -16,24 +16,33 @@ from privframe.errors import (
     ConfigError,
     DataError,
     PluginError,
+    PrivacyWarning,
     PrivframeError,
     PTRFailed,
     SamplerRejected,
 )
+from privframe.estimators import CallableEstimator, MechanismEstimator, PrivateEstimator
 from privframe.hookspecs import hookimpl
 from privframe.ledger import Ledger, PrivacyEvent
 from privframe.pipeline import Part, Pipeline
 from privframe.protocols import (
     Accountant,
+    BlockSeeds,
     DirectStatistic,
     Mechanism,
     Method,
     Parts,
     PreparingStatistic,
+    QuantileStatistic,
     RatedStatistic,
     Resamples,
     Sampler,
+    SelectionMechanism,
+    SmoothMechanism,
+    SmoothRelease,
+    SmoothStatistic,
     Statistic,
+    StatisticWithDefaultMechanism,
 )
 from privframe.registry import (
     AccountantRegistry,
@@ -53,12 +62,14 @@ __version__ = "0.1.0"
 __all__ = [
     "GDP",
     "Accountant",
+    "BlockSeeds",
     "AccountantRegistry",
     "ApproxDP",
     "Array",
     "Bounds",
     "Budget",
     "BudgetError",
+    "CallableEstimator",
     "ConfigError",
     "DataError",
     "DirectStatistic",
@@ -67,10 +78,12 @@ __all__ = [
     "L2Ball",
     "Ledger",
     "Mechanism",
+    "MechanismEstimator",
     "MechanismRegistry",
     "Method",
     "MethodRegistry",
     "PTRFailed",
+    "PrivacyWarning",
     "Part",
     "Parts",
     "Pipeline",
@@ -79,25 +92,34 @@ __all__ = [
     "PreparingStatistic",
     "PrivacyEvent",
     "PrivacySpender",
+    "PrivateEstimator",
     "PrivframeError",
     "PureDP",
+    "QuantileStatistic",
     "RatedStatistic",
+    "SmoothMechanism",
+    "SmoothRelease",
+    "SmoothStatistic",
     "RegionResult",
     "Resamples",
     "RngLike",
     "Sampler",
     "SamplerRegistry",
     "SamplerRejected",
+    "SelectionMechanism",
     "Statistic",
     "StatisticRegistry",
+    "StatisticWithDefaultMechanism",
     "__version__",
     "accounting",
     "as_data",
     "as_gdp",
     "as_seed_sequence",
+    "audit",
     "confidence_interval",
     "confidence_region",
     "engine",
+    "estimators",
     "hookimpl",
     "load_data",
     "registry",

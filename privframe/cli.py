@@ -1,4 +1,4 @@
-"""The ``privframe`` command line: plugins, budget, run, demo."""
+"""The ``privframe`` command line: plugins, budget, run, audit, demo."""
 
 from __future__ import annotations
 
@@ -10,11 +10,12 @@ from typing import Any
 
 import numpy as np
 
-from privframe import accounting
-from privframe.budgets import GDP
+from privframe import accounting, audit
+from privframe.budgets import GDP, ApproxDP, Budget, PureDP
 from privframe.data import load_data
 from privframe.errors import PrivframeError
 from privframe.pipeline import Pipeline
+from privframe.protocols import SelectionMechanism
 from privframe.registry import registry
 from privframe.results import IntervalResult, RegionResult
 from privframe.types import Array
@@ -55,6 +56,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--data", help="data file (.csv with a header row, or .npy); default: the demo dataset")
     p.add_argument("--column", help="CSV column to use (required when the CSV has several columns)")
     p.add_argument("--seed", type=int, help="seed for a reproducible run (voids privacy for anyone who knows it)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+
+    p = sub.add_parser("audit", help="audit a registered mechanism on its worst-case pair of neighbours")
+    p.add_argument("mechanism", help="registered mechanism name (see privframe plugins)")
+    p.add_argument("--mu", type=float, help="claimed GDP budget mu (with --delta: (mu, delta)-GDP)")
+    p.add_argument("--epsilon", type=float, help="claimed epsilon (with --delta: (epsilon, delta)-DP; else pure DP)")
+    p.add_argument("--delta", type=float, help="delta of the claimed budget")
+    p.add_argument("--gamma", type=float, default=0.1, help="log-smoothness for smooth-bound mechanisms (0.1)")
+    p.add_argument("--statistic", default="median", help="statistic a selection mechanism releases (median)")
+    p.add_argument("--samples", type=int, default=100_000, help="releases per dataset (default 100000)")
+    p.add_argument("--seed", type=int, help="seed for a reproducible audit")
     p.add_argument("--json", action="store_true", help="print JSON")
 
     p = sub.add_parser("demo", help="a private 90%% interval for the mean of the embedded demo data")
@@ -191,7 +203,62 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
-_COMMANDS = {"plugins": _cmd_plugins, "budget": _cmd_budget, "run": _cmd_run, "demo": _cmd_demo}
+def _audit_budget(args: argparse.Namespace) -> Budget:
+    if args.mu is not None and args.epsilon is not None:
+        raise PrivframeError("budget: give either --mu or --epsilon, not both")
+    if args.mu is not None:
+        return GDP(args.mu, delta=args.delta or 0.0)
+    if args.epsilon is not None:
+        return ApproxDP(args.epsilon, args.delta) if args.delta is not None else PureDP(args.epsilon)
+    raise PrivframeError("budget: give the claimed budget: --mu MU [--delta D] or --epsilon E [--delta D]")
+
+
+def _cmd_audit(args: argparse.Namespace) -> int:
+    budget = _audit_budget(args)
+    if args.samples < 100:
+        raise PrivframeError("samples: must be at least 100")
+    mechanism = registry.create("mechanism", args.mechanism, path="mechanism")
+    statistic = None
+    if isinstance(mechanism, SelectionMechanism):
+        statistic = registry.create("statistic", args.statistic, path="statistic")
+    result = audit.audit_registered_mechanism(
+        mechanism, budget, n_samples=args.samples, rng=args.seed, gamma=args.gamma, statistic=statistic
+    )
+    if args.json:
+        out = {
+            "mechanism": args.mechanism,
+            "claimed": str(result.claimed),
+            "unit": result.unit,
+            "claimed_value": result.claimed_value,
+            "empirical_lower_bound": result.empirical_lower_bound,
+            "n_samples": result.n_samples,
+            "significance": result.significance,
+            "tests": len(result.points),
+            "violations": len(result.violations),
+            "passed": result.passed,
+        }
+        print(json.dumps(out, indent=2))
+    else:
+        print(f"audit of mechanism '{args.mechanism}' on its worst-case pair, {result.n_samples} releases per dataset")
+        print(f"  claimed: {result.claimed}")
+        print(
+            f"  empirical lower bound: {result.unit} >= {result.empirical_lower_bound:.4g} "
+            f"({1 - result.significance:.0%} confidence, {len(result.points)} tests)"
+        )
+        if result.passed:
+            print("  passed: no test violates the claimed tradeoff curve")
+        else:
+            print(f"  VIOLATION: {len(result.violations)} tests fall below the claimed tradeoff curve")
+    return 0 if result.passed else 1
+
+
+_COMMANDS = {
+    "plugins": _cmd_plugins,
+    "budget": _cmd_budget,
+    "run": _cmd_run,
+    "audit": _cmd_audit,
+    "demo": _cmd_demo,
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -26,7 +26,12 @@ def as_data(x: npt.ArrayLike, name: str = "x") -> Array:
     if isinstance(x, (str, bytes)):
         raise DataError(f"{name}: expected numeric array data, not a string")
     try:
-        arr = np.asarray(x, dtype=np.float64)
+        raw = np.asarray(x)
+        if np.iscomplexobj(raw):  # casting would silently drop the imaginary parts
+            raise DataError(f"{name}: expected real numbers, got complex values")
+        arr = np.asarray(raw, dtype=np.float64)
+    except DataError:
+        raise
     except (TypeError, ValueError):
         raise DataError(f"{name}: expected numeric array data") from None
     if arr.ndim == 0:
@@ -74,9 +79,13 @@ def load_data(path: str | Path, column: str | None = None) -> Array:
         else:
             raise DataError(f"column: no column named '{column}' in {file.name}")
         values: list[float] = []
+        blank: int | None = None  # first blank line: tolerated only at the end of the file
         for row_number, row in enumerate(reader, start=2):
             if not row:
+                blank = blank or row_number
                 continue
+            if blank is not None:  # a blank line inside the data is a missing value; dropping it would change n
+                raise DataError(f"data: missing cell in column '{header[position]}' at line {blank}")
             try:
                 values.append(float(row[position]))
             except (ValueError, IndexError):

@@ -7,29 +7,55 @@ third-party statistic (``name``, ``evaluate_batch``, ``sensitivity``) works ever
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import numpy as np
 
-from privframe.errors import ConfigError, DataError
+from privframe.errors import ConfigError, DataError, PluginError, PrivframeError
 from privframe.protocols import (
     DirectStatistic,
     PreparingStatistic,
     RatedStatistic,
     Resamples,
     Sampler,
+    SmoothStatistic,
     Statistic,
 )
-from privframe.types import Array, Bounds, L2Ball
+from privframe.types import Array, Bounds, IndexMatrix, L2Ball
 
 __all__ = [
     "draw_resamples",
     "evaluate_full",
     "evaluate_resamples",
+    "evaluate_resamples_smooth",
+    "guarded",
     "order_statistic_index",
     "prepare_data",
     "rate",
     "requires_bounds",
+    "smooth_sensitivity",
 ]
+
+
+@contextmanager
+def guarded(part: str, name: str, what: str) -> Iterator[None]:
+    """Re-raise a plugin's unexpected exception as ``PluginError`` without its message.
+
+    A third-party statistic may fail with a message that quotes data values (``ValueError: bad value
+    0.123``); privframe's errors never carry data, so only the exception type is reported. Errors that are
+    already ``PrivframeError`` pass through, and so does ``MemoryError``. To debug the plugin, call it
+    directly on non-sensitive data.
+    """
+    try:
+        yield
+    except (PrivframeError, MemoryError):
+        raise
+    except Exception as exc:
+        raise PluginError(
+            f"{part}: '{name}'.{what} raised {type(exc).__name__}; its message is withheld because it may "
+            "contain data values"
+        ) from None
 
 
 def rate(statistic: Statistic, k: int) -> float:
@@ -53,7 +79,8 @@ def prepare_data(statistic: Statistic, x: Array, bounds: Bounds | L2Ball | None)
     if bounds is None and requires_bounds(statistic):
         raise ConfigError(f"bounds: statistic '{statistic.name}' needs public bounds")
     if isinstance(statistic, PreparingStatistic):
-        return statistic.prepare(x, bounds)
+        with guarded("statistic", statistic.name, "prepare"):
+            return statistic.prepare(x, bounds)
     if bounds is None:
         return x
     return bounds.clip(x)
@@ -62,10 +89,12 @@ def prepare_data(statistic: Statistic, x: Array, bounds: Bounds | L2Ball | None)
 def evaluate_full(statistic: Statistic, x: Array) -> Array:
     """theta(D) as a ``(d,)`` vector."""
     if isinstance(statistic, DirectStatistic):
-        value = np.asarray(statistic.evaluate(x), dtype=np.float64).reshape(-1)
+        with guarded("statistic", statistic.name, "evaluate"):
+            value = np.asarray(statistic.evaluate(x), dtype=np.float64).reshape(-1)
     else:
         index = np.arange(x.shape[0], dtype=np.intp)[np.newaxis, :]
-        value = np.asarray(statistic.evaluate_batch(x, index), dtype=np.float64).reshape(-1)
+        with guarded("statistic", statistic.name, "evaluate_batch"):
+            value = np.asarray(statistic.evaluate_batch(x, index), dtype=np.float64).reshape(-1)
     if not np.all(np.isfinite(value)):
         raise DataError(f"statistic: '{statistic.name}' returned a non-finite value")
     return value
@@ -89,22 +118,65 @@ def _bytes_per_row(x: Array, m: int) -> int:
     return 8 * m * (1 + 2 * width)
 
 
+def _checked(statistic: Statistic, values: object, rows: int, dimension: int) -> Array:
+    out = np.asarray(values, dtype=np.float64)
+    if out.shape != (rows, dimension):
+        raise DataError(
+            f"statistic: '{statistic.name}' returned shape {out.shape} on a resample, expected {(rows, dimension)}"
+        )
+    return out
+
+
 def evaluate_resamples(statistic: Statistic, x: Array, resamples: Resamples, dimension: int) -> Array:
-    """theta on every resample, ``(B, dimension)``, computed chunk by chunk under the memory budget."""
-    out = np.empty((resamples.B, dimension), dtype=np.float64)
-    row = 0
-    for index in resamples.chunks(_bytes_per_row(x, resamples.m)):
-        values = np.asarray(statistic.evaluate_batch(x, index), dtype=np.float64)
-        if values.shape != (index.shape[0], dimension):
-            raise DataError(
-                f"statistic: '{statistic.name}'.evaluate_batch returned shape {values.shape}, "
-                f"expected {(index.shape[0], dimension)}"
-            )
-        out[row : row + index.shape[0]] = values
-        row += index.shape[0]
+    """theta on every resample, ``(B, dimension)``, chunk by chunk under the memory budget (threads if asked)."""
+
+    def chunk(index: IndexMatrix) -> Array:
+        with guarded("statistic", statistic.name, "evaluate_batch"):
+            values = statistic.evaluate_batch(x, index)
+        return _checked(statistic, values, index.shape[0], dimension)
+
+    out = np.concatenate(resamples.map_chunks(chunk, _bytes_per_row(x, resamples.m)), axis=0)
     if not np.all(np.isfinite(out)):
         raise DataError(f"statistic: '{statistic.name}' returned a non-finite value on a resample")
     return out
+
+
+def evaluate_resamples_smooth(
+    statistic: Statistic,
+    x: Array,
+    resamples: Resamples,
+    dimension: int,
+    beta: float,
+    bounds: Bounds | L2Ball | None,
+) -> tuple[Array, Array]:
+    """theta and its smooth sensitivity ``SS_beta`` on every resample: ``(B, dimension)`` and ``(B,)``."""
+    if not isinstance(statistic, SmoothStatistic):
+        raise ConfigError(f"statistic: '{statistic.name}' has no smooth sensitivity (it cannot be used with cr-ss)")
+
+    def chunk(index: IndexMatrix) -> tuple[Array, Array]:
+        with guarded("statistic", statistic.name, "evaluate_smooth_batch"):
+            values, smooth = statistic.evaluate_smooth_batch(x, index, beta, bounds)
+        return _checked(statistic, values, index.shape[0], dimension), np.asarray(smooth, dtype=np.float64)
+
+    parts = resamples.map_chunks(chunk, _bytes_per_row(x, resamples.m))
+    values = np.concatenate([p[0] for p in parts], axis=0)
+    smooth = np.concatenate([p[1] for p in parts], axis=0)
+    if smooth.shape != (resamples.B,):
+        raise DataError(f"statistic: '{statistic.name}' returned smooth sensitivities of the wrong shape")
+    if not (np.all(np.isfinite(values)) and np.all(np.isfinite(smooth))):
+        raise DataError(f"statistic: '{statistic.name}' returned a non-finite value on a resample")
+    return values, smooth
+
+
+def smooth_sensitivity(statistic: Statistic, x: Array, beta: float, bounds: Bounds | L2Ball | None) -> float:
+    """``SS_beta`` at the prepared full data."""
+    if not isinstance(statistic, SmoothStatistic):
+        raise ConfigError(f"statistic: '{statistic.name}' has no smooth sensitivity (it cannot be used with cr-ss)")
+    with guarded("statistic", statistic.name, "smooth_sensitivity"):
+        value = float(statistic.smooth_sensitivity(x, beta, bounds))
+    if not math.isfinite(value) or value < 0:
+        raise DataError(f"statistic: '{statistic.name}' returned an invalid smooth sensitivity")
+    return value
 
 
 def order_statistic_index(confidence: float, count: int) -> int:

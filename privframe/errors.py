@@ -13,6 +13,7 @@ __all__ = [
     "DataError",
     "PTRFailed",
     "PluginError",
+    "PrivacyWarning",
     "PrivframeError",
     "SamplerRejected",
 ]
@@ -47,4 +48,11 @@ class SamplerRejected(PrivframeError):
 
 
 class PTRFailed(PrivframeError):
-    """A propose-test-release test failed; nothing is released."""
+    """A propose-test-release test failed; nothing is released.
+
+    The test itself was run on the data, so its share of the budget counts as spent.
+    """
+
+
+class PrivacyWarning(UserWarning):
+    """A setting is valid but weakens the guarantee in a way the user should see (e.g. delta >= 1/n)."""

@@ -7,7 +7,8 @@ native unit. Accountant plugins compose events; the core only stores and convert
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from types import MappingProxyType
 
 import attrs
 
@@ -20,6 +21,10 @@ __all__ = ["Ledger", "PrivacyEvent"]
 def _positive_int(_: object, attribute: attrs.Attribute[int], value: int) -> None:
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
         raise BudgetError(f"{attribute.name}: must be a positive integer")
+
+
+def _freeze_details(details: Mapping[str, float]) -> Mapping[str, float]:
+    return MappingProxyType(dict(details))
 
 
 @attrs.frozen
@@ -44,6 +49,9 @@ class PrivacyEvent:
         True when the guarantee holds only asymptotically (flagged, never hidden).
     note : str, default ""
         Free-text provenance (amplification, group privacy factor, ...).
+    details : mapping of str to float, default {}
+        Public parameters of the mechanism that the guarantee depends on (e.g. PTR-GDP's ``gamma``,
+        ``mu_test`` and ``mu_release``).
     """
 
     label: str
@@ -54,6 +62,7 @@ class PrivacyEvent:
     count: int = attrs.field(default=1, validator=_positive_int)
     asymptotic: bool = False
     note: str = ""
+    details: Mapping[str, float] = attrs.field(factory=dict, converter=_freeze_details, hash=False)
 
 
 def _as_events(events: Iterable[PrivacyEvent]) -> tuple[PrivacyEvent, ...]:

@@ -332,6 +332,8 @@ class Pipeline:
                 raise ConfigError(f"{path(kind)}: method '{self.method.name}' does not use a {kind}")
             if part is None and kind in method.uses:
                 default = method.defaults.get(kind)
+                if default is None and kind in getattr(method, "optional", frozenset()):
+                    continue  # the method picks this part itself (e.g. privsub: the statistic's default mechanism)
                 if default is None:
                     raise ConfigError(f"{path(kind)}: method '{self.method.name}' needs a {kind}")
                 part = Part(default)

@@ -6,8 +6,9 @@ protocols so a minimal plugin stays minimal; the core checks for them with ``isi
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar, overload, runtime_checkable
 
 import attrs
 import numpy as np
@@ -19,16 +20,25 @@ from privframe.types import Array, Bounds, IndexMatrix, L2Ball
 if TYPE_CHECKING:
     from privframe.results import IntervalResult, RegionResult
 
+T = TypeVar("T")
+
 __all__ = [
     "Accountant",
+    "BlockSeeds",
     "DirectStatistic",
     "Mechanism",
     "Method",
     "Parts",
     "PreparingStatistic",
     "RatedStatistic",
+    "QuantileStatistic",
     "Resamples",
     "Sampler",
+    "SelectionMechanism",
+    "StatisticWithDefaultMechanism",
+    "SmoothMechanism",
+    "SmoothRelease",
+    "SmoothStatistic",
     "Statistic",
 ]
 
@@ -77,6 +87,56 @@ class PreparingStatistic(Protocol):
         """Return the data the statistic is computed on, clipped to the public bounds."""
 
 
+@runtime_checkable
+class SmoothStatistic(Protocol):
+    """A statistic with a smooth upper bound on its local sensitivity (needed by CR-SS).
+
+    ``SS_beta(x) = max_j e^{-j beta} A^(j)(x)`` with ``A^(j)`` bounding the local sensitivity at every dataset
+    within distance j (algorithms.md 3.2), so ``|ln SS(x) - ln SS(x')| <= beta`` for neighbours.
+    """
+
+    def smooth_sensitivity(self, x: Array, beta: float, bounds: Any) -> float:
+        """``SS_beta`` at the prepared full data ``x``."""
+
+    def evaluate_smooth_batch(self, x: Array, index: IndexMatrix, beta: float, bounds: Any) -> tuple[Array, Array]:
+        """Values ``(B, d)`` and smooth sensitivities ``(B,)`` of B resamples, vectorised over B."""
+
+
+class BlockSeeds(Sequence[np.random.SeedSequence]):
+    """``count`` independent seeds derived lazily from one parent, so B = 10^9 costs no memory up front.
+
+    Seed i is ``SeedSequence(parent.entropy, spawn_key=parent.spawn_key + (i,))``, exactly what
+    ``parent.spawn(count)[i]`` would return for a parent that has spawned nothing; the caller must not spawn
+    from ``parent`` elsewhere (spawn a dedicated child for it).
+    """
+
+    def __init__(self, parent: np.random.SeedSequence, count: int) -> None:
+        self._parent = parent
+        self._count = count
+
+    def __len__(self) -> int:
+        return self._count
+
+    @overload
+    def __getitem__(self, i: int) -> np.random.SeedSequence: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[np.random.SeedSequence]: ...
+
+    def __getitem__(self, i: int | slice) -> np.random.SeedSequence | Sequence[np.random.SeedSequence]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(self._count))]
+        if i < 0:
+            i += self._count
+        if not 0 <= i < self._count:
+            raise IndexError("block index out of range")
+        parent = self._parent
+        return np.random.SeedSequence(parent.entropy, spawn_key=(*parent.spawn_key, i), pool_size=parent.pool_size)
+
+    def __repr__(self) -> str:
+        return f"BlockSeeds(count={self._count})"
+
+
 @attrs.frozen
 class Resamples:
     """B resamples of size m drawn independently of the data values.
@@ -92,14 +152,19 @@ class Resamples:
         Largest multiplicity of one record within one resample (1 without replacement).
     replace : bool
         Whether rows are drawn with replacement.
-    block_seeds : tuple of SeedSequence
-        One seed per block of rows.
+    block_seeds : sequence of SeedSequence
+        One seed per block of rows (a tuple, or a lazy :class:`BlockSeeds`).
     block_rows : int
         Rows per block (the last block may be shorter).
     draw_block : callable
         ``draw_block(generator, rows) -> (rows, m)`` index matrix; raises ``SamplerRejected``.
     memory_budget : int
-        Bytes the consumer may spend on one chunk.
+        Bytes the consumer may spend on the chunks in flight together.
+    workers : int
+        Threads that evaluate chunks in parallel (1: serial).
+    rho : float or None
+        Bound on the probability that the draw is rejected (multiplicity-constrained samplers); None for
+        samplers that never reject.
     """
 
     n: int
@@ -107,23 +172,57 @@ class Resamples:
     B: int
     kappa: int
     replace: bool
-    block_seeds: tuple[np.random.SeedSequence, ...]
+    block_seeds: Sequence[np.random.SeedSequence]
     block_rows: int
     draw_block: Any = attrs.field(repr=False)
     memory_budget: int = 2**28
+    workers: int = 1
+    rho: float | None = None
 
     def chunk_rows(self, bytes_per_row: int) -> int:
-        """Rows per chunk under the memory budget: a multiple of ``block_rows``, at least one block."""
-        rows = self.memory_budget // max(1, bytes_per_row)
+        """Rows per chunk so that ``workers`` chunks in flight fit the memory budget.
+
+        A multiple of ``block_rows`` and at least one block (a single block may exceed the budget when one
+        row alone is larger than it).
+        """
+        rows = self.memory_budget // (max(1, bytes_per_row) * max(1, self.workers))
         return max(self.block_rows, (rows // self.block_rows) * self.block_rows)
+
+    def chunk_spans(self, bytes_per_row: int | None = None) -> list[tuple[int, int]]:
+        """``(first_block, stop_block)`` of each chunk, in row order."""
+        per_row = 16 * self.m if bytes_per_row is None else bytes_per_row
+        total = len(self.block_seeds)
+        blocks_per_chunk = self.chunk_rows(per_row) // self.block_rows
+        if self.workers > 1:  # at least one chunk per worker, so every thread has work
+            blocks_per_chunk = min(blocks_per_chunk, max(1, -(-total // self.workers)))
+        return [(start, min(start + blocks_per_chunk, total)) for start in range(0, total, blocks_per_chunk)]
+
+    def rows(self, span: tuple[int, int]) -> IndexMatrix:
+        """The index rows of the blocks ``span[0] <= i < span[1]``."""
+        parts = [self.block(i) for i in range(*span)]
+        return parts[0] if len(parts) == 1 else np.concatenate(parts, axis=0)
 
     def chunks(self, bytes_per_row: int | None = None) -> Iterator[IndexMatrix]:
         """Yield consecutive ``(rows, m)`` index matrices covering all B rows."""
-        per_row = 16 * self.m if bytes_per_row is None else bytes_per_row
-        blocks_per_chunk = self.chunk_rows(per_row) // self.block_rows
-        for start in range(0, len(self.block_seeds), blocks_per_chunk):
-            parts = [self.block(i) for i in range(start, min(start + blocks_per_chunk, len(self.block_seeds)))]
-            yield parts[0] if len(parts) == 1 else np.concatenate(parts, axis=0)
+        for span in self.chunk_spans(bytes_per_row):
+            yield self.rows(span)
+
+    def map_chunks(self, function: Callable[[IndexMatrix], T], bytes_per_row: int | None = None) -> list[T]:
+        """``function`` applied to every chunk, in row order, on up to ``workers`` threads.
+
+        Each block has its own seed, so the rows (and any result computed from them) do not depend on the
+        chunk size or the number of workers. Threads pay because numpy releases the GIL in the heavy kernels
+        (random integers, sorting, gathering).
+        """
+        spans = self.chunk_spans(bytes_per_row)
+
+        def task(span: tuple[int, int]) -> T:
+            return function(self.rows(span))
+
+        if self.workers <= 1 or len(spans) <= 1:
+            return [task(span) for span in spans]
+        with ThreadPoolExecutor(max_workers=min(self.workers, len(spans))) as pool:
+            return list(pool.map(task, spans))
 
     def block(self, i: int) -> IndexMatrix:
         """The i-th block of rows."""
@@ -167,6 +266,59 @@ class Mechanism(Protocol):
         """``value`` plus noise at the event's scale."""
 
 
+@attrs.frozen
+class SmoothRelease:
+    """What a smooth-bound (propose-test-release) mechanism released.
+
+    Parameters
+    ----------
+    value : ndarray
+        The noisy value.
+    bound : float
+        The bound the noise was scaled to: the privately proposed ``b`` (variant "bound"), the public
+        proposal ``b_0`` (variant "classic", test passed) or the global sensitivity (fallback). All of these
+        are released quantities, never the non-private smooth bound itself.
+    noise_scale : float
+        Standard deviation of the release noise.
+    passed : bool
+        False when the test failed and the fallback was used.
+    """
+
+    value: Array
+    bound: float
+    noise_scale: float
+    passed: bool = True
+
+
+@runtime_checkable
+class SmoothMechanism(Protocol):
+    """Releases a value with noise scaled to a data-dependent bound (propose-test-release).
+
+    The caller supplies ``bound`` s(D) with ``|g(D) - g(D')| <= s(D)`` and ``|ln s(D) - ln s(D')| <= gamma``
+    for all neighbours. As with :class:`Mechanism`, ``plan_smooth`` fixes the privacy event before anything
+    touches the data, so an accountant can refuse it first.
+    """
+
+    @property
+    def name(self) -> str:
+        """Registered name."""
+
+    def plan_smooth(self, gamma: float, budget: Budget, *, label: str, dimension: int = 1) -> PrivacyEvent:
+        """The event a release with log-smoothness ``gamma`` would spend."""
+
+    def release_smooth(
+        self,
+        value: Array,
+        bound: float,
+        event: PrivacyEvent,
+        rng: np.random.Generator,
+        *,
+        proposal: float | None = None,
+        fallback_sensitivity: float | None = None,
+    ) -> SmoothRelease:
+        """Test and release; raises ``PTRFailed`` when a test fails and no fallback applies."""
+
+
 @runtime_checkable
 class Accountant(Protocol):
     """Composes privacy events in one native unit and enforces a limit."""
@@ -206,7 +358,9 @@ class Method(Protocol):
 
     Class attributes declare what the method needs: ``uses`` (the part kinds besides the statistic),
     ``defaults`` (default part names, e.g. ``{"sampler": "wor"}``), ``sampler_defaults`` (e.g.
-    ``{"m": "n/log(n)", "B": 1000}``) and ``private`` (False for non-private references).
+    ``{"m": "n/log(n)", "B": 1000}``) and ``private`` (False for non-private references). An optional
+    ``optional`` (a frozenset of kinds in ``uses``) names parts the method can choose itself: when the user
+    gives none and ``defaults`` has none, the part is left ``None`` instead of raising.
     """
 
     uses: ClassVar[frozenset[str]]
@@ -227,3 +381,60 @@ class Method(Protocol):
         rng: np.random.SeedSequence,
     ) -> IntervalResult | RegionResult:
         """Compute the confidence set and its privacy ledger."""
+
+
+@runtime_checkable
+class QuantileStatistic(Protocol):
+    """A statistic that is the ``q``-quantile of scalar data (``median``: q = 0.5).
+
+    Selection mechanisms such as ``exponential`` release it from the data directly, with the rank utility
+    ``-|#{x_i < y} - q k|`` of sensitivity 1.
+    """
+
+    @property
+    def q(self) -> float:
+        """The quantile level, in (0, 1)."""
+
+
+@runtime_checkable
+class StatisticWithDefaultMechanism(Protocol):
+    """A statistic that names the mechanism its private estimator uses by default.
+
+    Methods that privatise the statistic as a black box (``privsub``; the private estimator of
+    :mod:`privframe.estimators`) call ``default_mechanism(budget)`` when the user gives no ``mechanism=``;
+    a given mechanism always overrides it. Without this capability the default is ``"laplace"`` under a
+    pure or (eps, delta) budget and ``"gaussian"`` under a GDP budget
+    (:func:`privframe.estimators.default_mechanism`).
+    """
+
+    def default_mechanism(self, budget: Budget) -> str:
+        """The registered name of the default mechanism under ``budget`` (e.g. ``"exponential"``)."""
+
+
+@runtime_checkable
+class SelectionMechanism(Protocol):
+    """Selects its release from the data (the exponential mechanism) instead of adding noise to a value.
+
+    It needs the data, not a value and a sensitivity, so it works through methods that call it directly
+    (``privsub``); additive-noise methods (``cr-gs``) cannot use it. As with :class:`Mechanism`,
+    ``plan_selection`` fixes the privacy event (pure, no randomness) before anything touches the data, and
+    refuses statistics the mechanism cannot serve.
+    """
+
+    @property
+    def name(self) -> str:
+        """Registered name."""
+
+    def plan_selection(self, statistic: Statistic, budget: Budget, *, label: str) -> PrivacyEvent:
+        """The event one release of ``statistic`` would spend."""
+
+    def select_batch(
+        self,
+        statistic: Statistic,
+        x: Array,
+        index: IndexMatrix,
+        bounds: Any,
+        event: PrivacyEvent,
+        rng: np.random.Generator,
+    ) -> Array:
+        """One private value of ``statistic`` per row of ``index`` (each row one call): shape ``(T, 1)``."""

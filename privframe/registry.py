@@ -21,7 +21,15 @@ import pluggy
 
 from privframe import hookspecs
 from privframe.errors import ConfigError, PluginError, PrivframeError
-from privframe.protocols import Accountant, Mechanism, Method, Sampler, Statistic
+from privframe.protocols import (
+    Accountant,
+    Mechanism,
+    Method,
+    Sampler,
+    SelectionMechanism,
+    SmoothMechanism,
+    Statistic,
+)
 
 __all__ = [
     "KINDS",
@@ -40,12 +48,14 @@ Kind: TypeAlias = Literal["statistic", "sampler", "mechanism", "accountant", "me
 KINDS: tuple[Kind, ...] = get_args(Kind)
 DISABLE_ENV = "PRIVFRAME_DISABLE_PLUGINS"
 _NAME = re.compile(r"^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$")
-_PROTOCOLS: dict[Kind, type] = {
-    "statistic": Statistic,
-    "sampler": Sampler,
-    "mechanism": Mechanism,
-    "accountant": Accountant,
-    "method": Method,
+_PROTOCOLS: dict[Kind, tuple[type, ...]] = {
+    "statistic": (Statistic,),
+    "sampler": (Sampler,),
+    # A mechanism implements at least one mechanism protocol: additive noise, a smooth-bound release, or a
+    # selection from the data (the exponential mechanism).
+    "mechanism": (Mechanism, SmoothMechanism, SelectionMechanism),
+    "accountant": (Accountant,),
+    "method": (Method,),
 }
 
 T = TypeVar("T")
@@ -98,11 +108,11 @@ class PluginEntry:
             raise ConfigError(_with_path(path, str(exc), declared)) from exc
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"{path}: invalid options for {self.kind} '{self.name}': {exc}") from exc
-        protocol = _PROTOCOLS[self.kind]
-        if not isinstance(part, protocol):
+        protocols = _PROTOCOLS[self.kind]
+        if not isinstance(part, protocols):
             raise PluginError(
                 f"{self.kind} '{self.name}' from plugin '{self.plugin}' does not implement the "
-                f"{protocol.__name__} protocol"
+                f"{' or '.join(p.__name__ for p in protocols)} protocol"
             )
         return part
 
@@ -161,7 +171,11 @@ class MechanismRegistry(_KindRegistry[Mechanism]):
     kind: Kind = "mechanism"
 
     def add(  # type: ignore[override]
-        self, factory: Callable[..., Mechanism], *, asserts_privacy: bool, name: str | None = None
+        self,
+        factory: Callable[..., Mechanism | SmoothMechanism | SelectionMechanism],
+        *,
+        asserts_privacy: bool,
+        name: str | None = None,
     ) -> None:
         """Register a mechanism; ``asserts_privacy=True`` is required."""
         if asserts_privacy is not True:

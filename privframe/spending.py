@@ -7,7 +7,7 @@ import numpy as np
 from privframe.budgets import Budget
 from privframe.errors import BudgetError
 from privframe.ledger import Ledger, PrivacyEvent
-from privframe.protocols import Accountant, Mechanism
+from privframe.protocols import Accountant, Mechanism, SmoothMechanism, SmoothRelease
 from privframe.types import Array
 
 __all__ = ["PrivacySpender"]
@@ -53,6 +53,36 @@ class PrivacySpender:
         event = mechanism.plan(sensitivity, budget, label=label, dimension=int(np.size(value)))
         self.charge(event)
         return mechanism.apply(np.asarray(value, dtype=np.float64), event, rng), event
+
+    def release_smooth(
+        self,
+        mechanism: SmoothMechanism,
+        value: Array,
+        bound: float,
+        gamma: float,
+        budget: Budget,
+        *,
+        label: str,
+        rng: np.random.Generator,
+        proposal: float | None = None,
+        fallback_sensitivity: float | None = None,
+    ) -> tuple[SmoothRelease, PrivacyEvent]:
+        """Plan, charge, then test and release through a smooth-bound mechanism.
+
+        The event is charged before the test runs: a failed test (``PTRFailed``) has looked at the data, so
+        its spend stays on the ledger.
+        """
+        event = mechanism.plan_smooth(gamma, budget, label=label, dimension=int(np.size(value)))
+        self.charge(event)
+        released = mechanism.release_smooth(
+            np.asarray(value, dtype=np.float64),
+            bound,
+            event,
+            rng,
+            proposal=proposal,
+            fallback_sensitivity=fallback_sensitivity,
+        )
+        return released, event
 
     def ledger(self) -> Ledger:
         """The frozen ledger of everything charged so far."""

@@ -73,7 +73,8 @@ class L2Ball:
         if x.ndim != 2:
             raise DataError("x: an L2Ball bound needs two-dimensional data (n, d)")
         norms = np.linalg.norm(x, axis=1, keepdims=True)
-        scale = np.minimum(1.0, self.radius / np.maximum(norms, np.finfo(np.float64).tiny))
+        # rows inside the ball keep scale 1 (no division: a zero row used to overflow radius / tiny)
+        scale = np.divide(self.radius, norms, out=np.ones_like(norms), where=norms > self.radius)
         projected: Array = x * scale
         return projected
 
@@ -82,9 +83,12 @@ BoundsLike: TypeAlias = "Bounds | L2Ball"
 
 
 def as_bounds(bounds: object) -> Bounds | L2Ball | None:
-    """Normalise the ``bounds`` argument: ``None``, a ``(low, high)`` pair, ``Bounds`` or ``L2Ball``."""
+    """Normalise the ``bounds`` argument: ``None``, a ``(low, high)`` pair, ``Bounds``, ``L2Ball``, or a
+    positive number R meaning ``L2Ball(R)`` (a norm bound, e.g. for the features of ``logistic-slope``)."""
     if bounds is None or isinstance(bounds, (Bounds, L2Ball)):
         return bounds
+    if isinstance(bounds, (int, float, np.floating, np.integer)) and not isinstance(bounds, bool):
+        return L2Ball(float(bounds))
     if isinstance(bounds, (tuple, list)) and len(bounds) == 2:
         return Bounds(bounds[0], bounds[1])
     if isinstance(bounds, dict):

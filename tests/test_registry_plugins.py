@@ -508,8 +508,8 @@ def test_reload_keeps_code_registered_plugins(toy_plugin: str) -> None:
 def test_unknown_name_suggests_the_closest() -> None:
     with pytest.raises(pf.ConfigError, match=r"^statistic: unknown statistic 'maen'; did you mean 'mean'\?"):
         pf.registry.get("statistic", "maen")
-    with pytest.raises(pf.ConfigError, match=r"^pipeline\.method: unknown method 'cr-gss'; did you mean 'cr-gs'\?"):
-        pf.registry.get("method", "cr-gss", path="pipeline.method")
+    with pytest.raises(pf.ConfigError, match=r"^pipeline\.method: unknown method 'crgs'; did you mean 'cr-gs'\?"):
+        pf.registry.get("method", "crgs", path="pipeline.method")
     with pytest.raises(pf.ConfigError, match=r"registered: .*\bmean\b") as info:
         pf.registry.get("statistic", "zzzzzz")
     assert "did you mean" not in str(info.value)
@@ -632,7 +632,7 @@ def _toml_error(tmp_path: Path, extra: str, **overrides: str) -> str:
         ("[pipeline.sampler]\nm = 3\n", {}, "pipeline.sampler.name: missing"),
         ('[pipeline.statistic]\nname = "mean"\nq = 0.5\n', {"statistic": ""}, "pipeline.statistic.q: unknown option"),
         ("", {"statistic": '"maen"'}, "pipeline.statistic: unknown statistic 'maen'; did you mean 'mean'?"),
-        ("", {"method": '"cr-gss"'}, "pipeline.method: unknown method 'cr-gss'; did you mean 'cr-gs'?"),
+        ("", {"method": '"crgs"'}, "pipeline.method: unknown method 'crgs'; did you mean 'cr-gs'?"),
         ("", {"method": ""}, "pipeline.method: missing"),
         ("", {"methd": '"cr-gs"'}, "pipeline.methd: unknown key"),
         ("", {"budget": '{ unit = "gdp", mu = -1.0 }'}, "pipeline.budget.mu:"),

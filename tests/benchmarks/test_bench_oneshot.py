@@ -1,11 +1,12 @@
-"""Benchmarks: CR-GS beside the numpy floor and scipy.stats.bootstrap on the same data.
+"""Benchmarks: the one-shot methods beside the numpy floor and scipy.stats.bootstrap on the same data.
 
 Not part of the default run. Run with::
 
-    python -m pytest tests/benchmarks --benchmark-only --benchmark-group-by=param:n
+    python -m pytest tests/benchmarks/test_bench_oneshot.py --benchmark-only --benchmark-group-by=param:n
 
 The numpy floor draws the same B x m indices, gathers and reduces - nothing else; it is what any
-resampling interval must at least pay. Compare medians within a group (same n).
+resampling interval must at least pay. After the tables, a summary prints each call's median time as a
+ratio to the floor and to scipy at the same n (see ``conftest.py``).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ pytestmark = pytest.mark.benchmark
 
 SIZES = [2000, 10_000, 50_000]
 B = 1000
+TRUNC = stats.truncnorm(a=-3, b=2, scale=2)
 
 
 def _data(n: int) -> np.ndarray:
@@ -49,6 +51,34 @@ def test_cr_gs_mean(benchmark: Any, n: int, sampler: str) -> None:
     benchmark(
         lambda: pf.confidence_interval(
             x, "mean", method="cr-gs", budget=pf.GDP(1.0), bounds=(0, 1), sampler=sampler, B=B, rng=1, **options
+        )
+    )
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_cr_ss_median(benchmark: Any, n: int) -> None:
+    x = TRUNC.rvs(size=n, random_state=np.random.default_rng(n))
+    benchmark(
+        lambda: pf.confidence_interval(
+            x, "median", method="cr-ss", budget=pf.GDP(8.0, delta=1e-6), bounds=(-6, 4), B=B, rng=1
+        )
+    )
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_cr_ss_ustat(benchmark: Any, n: int) -> None:
+    x = np.random.default_rng(n).uniform(-0.5, 0.5, size=n)
+    benchmark(
+        lambda: pf.confidence_interval(
+            x,
+            "u-statistic",
+            kernel="product",
+            degenerate=True,
+            method="cr-ss",
+            budget=pf.GDP(8.0, delta=1e-6),
+            bounds=(-0.5, 0.5),
+            B=B,
+            rng=1,
         )
     )
 

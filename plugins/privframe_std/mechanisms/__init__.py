@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import privframe as pf
+from privframe_std.mechanisms.exponential import ExponentialMechanism
 from privframe_std.mechanisms.gaussian import GaussianMechanism
 from privframe_std.mechanisms.laplace import LaplaceMechanism
+from privframe_std.mechanisms.ptr_gdp import PTRGDP
 
-__all__ = ["GaussianMechanism", "LaplaceMechanism"]
+__all__ = ["PTRGDP", "ExponentialMechanism", "GaussianMechanism", "LaplaceMechanism"]
 
 
 @pf.hookimpl
@@ -14,3 +16,5 @@ def privframe_register_mechanisms(registry: pf.MechanismRegistry) -> None:
     """Register the standard mechanisms (their guarantees are privframe's own claims)."""
     registry.add(GaussianMechanism, asserts_privacy=True)
     registry.add(LaplaceMechanism, asserts_privacy=True)
+    registry.add(PTRGDP, asserts_privacy=True)
+    registry.add(ExponentialMechanism, asserts_privacy=True)

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import privframe as pf
 from privframe_std.methods.cr_gs import CRGS
+from privframe_std.methods.cr_ss import CRSS
+from privframe_std.methods.privsub import PrivSub
 from privframe_std.methods.subsampling import Subsampling
 
-__all__ = ["CRGS", "Subsampling"]
+__all__ = ["CRGS", "CRSS", "PrivSub", "Subsampling"]
 
 
 @pf.hookimpl
 def privframe_register_methods(registry: pf.MethodRegistry) -> None:
     """Register the standard methods."""
     registry.add(CRGS)
+    registry.add(CRSS)
     registry.add(Subsampling)
+    registry.add(PrivSub)

@@ -10,7 +10,8 @@ import attrs
 import numpy as np
 
 import privframe as pf
-from privframe_std.methods._oneshot import compute_roots, require
+from privframe_std._validation import choice
+from privframe_std.methods._oneshot import ORDER_STATISTIC_RULES, compute_roots, fpc_factor, require
 
 __all__ = ["Subsampling"]
 
@@ -21,6 +22,16 @@ class Subsampling:
 
     Uses the same sampler, m, B and order statistic as CR-GS/CR-SS, so widths are directly comparable.
     ``budget`` must be None: this is never a release of private data.
+
+    Parameters
+    ----------
+    fpc : bool, default True
+        The finite-population correction ``1 / sqrt(1 - m/n)`` for without-replacement subsamples of
+        sqrt(k)-rate statistics, as in CR-GS/CR-SS (so widths stay comparable).
+    order_statistic : str, default "inverted_cdf"
+        Which root is the radius: a numpy quantile method that returns one of the roots
+        ("inverted_cdf": the ``ceil((1 - alpha) B)``-th smallest [choice]; or "closest_observation", "lower",
+        "higher", "nearest"). Each fixes the rank from B and alpha alone, so privacy is unaffected.
     """
 
     name: ClassVar[str] = "subsampling"
@@ -28,6 +39,9 @@ class Subsampling:
     defaults: ClassVar[Mapping[str, str]] = MappingProxyType({"sampler": "wor"})
     sampler_defaults: ClassVar[Mapping[str, object]] = MappingProxyType({"m": "n/log(n)", "B": 1000})
     private: ClassVar[bool] = False
+
+    fpc: bool = attrs.field(default=True, validator=attrs.validators.instance_of(bool))
+    order_statistic: str = attrs.field(default="inverted_cdf", validator=choice(*ORDER_STATISTIC_RULES))
 
     def run(
         self,
@@ -43,10 +57,11 @@ class Subsampling:
         sampler = require(parts.sampler, "sampler", self.name)
         assert isinstance(sampler, pf.Sampler)
         (sample_rng,) = pf.spawn_generators(rng, 1)
-        roots = compute_roots(parts.statistic, data, sampler, confidence, sample_rng)
+        roots = compute_roots(parts.statistic, data, sampler, confidence, sample_rng, self.order_statistic)
+        factor = fpc_factor(self.fpc, parts.statistic, roots.n, roots.m, roots.replace)
         return pf.RegionResult(
             center=roots.theta_hat,
-            radius=roots.tau_m * roots.r / roots.tau_n,
+            radius=factor * roots.tau_m * roots.r / roots.tau_n,
             confidence=confidence,
             method=self.name,
             parameters={
@@ -57,6 +72,6 @@ class Subsampling:
                 "B": roots.B,
                 "kappa": roots.kappa,
             },
-            diagnostics={"tau_n": roots.tau_n, "tau_m": roots.tau_m},
+            diagnostics={"tau_n": roots.tau_n, "tau_m": roots.tau_m, "fpc_factor": factor},
             privacy=pf.Ledger((), None),
         )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import numpy.typing as npt
 
@@ -15,28 +17,75 @@ def uniform_rows(rng: np.random.Generator, rows: int, n: int, m: int) -> pf.Inde
     return rng.integers(0, n, size=(rows, m), dtype=np.intp)
 
 
-def distinct_rows(rng: np.random.Generator, rows: int, n: int, m: int) -> pf.IndexMatrix:
-    """``(rows, m)`` sorted rows, each a uniform size-m subset of ``range(n)``.
+GROUP_ENTRIES = 2**19
+"""Rows are de-duplicated in groups of about ``GROUP_ENTRIES / n`` rows, so the marker array (one slot per
+(row, value) pair of the group) stays cache-sized, and memory is bounded for any n."""
 
-    For m well below n: draw with replacement, then redraw duplicated slots until every row is distinct.
-    The procedure commutes with any relabelling of ``range(n)`` and always ends with an m-subset, so each
-    row is uniform over m-subsets. For m near n that would take many rounds, so rows are instead the m
-    smallest of n random keys.
+
+def distinct_rows(rng: np.random.Generator, rows: int, n: int, m: int) -> pf.IndexMatrix:
+    """``(rows, m)`` rows, each a uniform size-m subset of ``range(n)`` (entries in no particular order).
+
+    For m well below n: draw with replacement, then redraw the slots holding a repeated value until every
+    row is distinct. Repeats are found without sorting, by scattering each slot's position into a marker
+    array indexed by (row, value) and reading it back: the slot that reads its own position keeps the value.
+    A redrawn value is accepted when no kept slot of its row holds it. The procedure commutes with any
+    relabelling of ``range(n)`` and always ends with an m-subset, so each row is uniform over m-subsets.
+    For m near n that would take many rounds, so rows are instead the m smallest of n random keys.
     """
     if 4 * m > n:
-        keys = rng.random((rows, n))
-        chosen = np.argpartition(keys, m - 1, axis=1)[:, :m]
-        return np.sort(chosen, axis=1).astype(np.intp, copy=False)
+        out = np.empty((rows, m), dtype=np.intp)
+        group = max(1, GROUP_ENTRIES // n)
+        for start in range(0, rows, group):
+            keys = rng.random((min(group, rows - start), n))
+            out[start : start + group] = np.argpartition(keys, m - 1, axis=1)[:, :m]
+        return out
     index = uniform_rows(rng, rows, n, m)
-    index.sort(axis=1)
-    while True:
-        duplicate = np.zeros(index.shape, dtype=bool)
-        np.equal(index[:, 1:], index[:, :-1], out=duplicate[:, 1:])
-        count = int(np.count_nonzero(duplicate))
-        if count == 0:
-            return index
-        index[duplicate] = rng.integers(0, n, size=count, dtype=np.intp)
-        index.sort(axis=1, kind="stable")  # nearly sorted: timsort is fast here
+    group = max(1, min(rows, GROUP_ENTRIES // n))
+    size = group * m
+    marker: npt.NDArray[np.integer[Any]] = np.empty(group * n, dtype=np.int32 if size < 2**31 else np.intp)
+    positions = np.arange(size, dtype=marker.dtype)
+    offsets = np.repeat(np.arange(group, dtype=np.intp) * n, m)
+    for start in range(0, rows, group):
+        block = index[start : start + group]
+        count = block.shape[0] * m
+        _redraw_repeats(rng, block, n, marker, positions[:count], offsets[:count])
+    return index
+
+
+def _redraw_repeats(
+    rng: np.random.Generator,
+    block: pf.IndexMatrix,
+    n: int,
+    marker: npt.NDArray[np.integer[Any]],
+    positions: npt.NDArray[np.integer[Any]],
+    offsets: pf.IndexMatrix,
+) -> None:
+    """Make every row of ``block`` distinct in place (see :func:`distinct_rows`).
+
+    ``marker`` is scratch space and need not be initialised: a value is read back only after it was
+    written in this call, or checked against the slot it points to.
+    """
+    size = positions.shape[0]
+    keys = block.reshape(-1) + offsets  # (row, value) -> row * n + value
+    np.put(marker, keys, positions)
+    kept = np.take(marker, keys) == positions
+    pending = np.flatnonzero(~kept)
+    if pending.size == 0:
+        return
+    while pending.size:
+        candidates = rng.integers(0, n, size=pending.size, dtype=np.intp) + offsets[pending]
+        holder = np.take(marker, candidates)
+        valid = (holder >= 0) & (holder < size)
+        holder = np.where(valid, holder, 0)
+        taken = valid & (keys[holder] == candidates) & kept[holder]
+        slots = pending[~taken]
+        values = candidates[~taken]
+        marker[values] = slots
+        won = marker[values] == slots  # among equal new values, one slot wins
+        keys[slots[won]] = values[won]
+        kept[slots[won]] = True
+        pending = pending[~kept[pending]]
+    block.reshape(-1)[:] = keys - offsets
 
 
 def max_multiplicity_exceeded(index: pf.IndexMatrix, kappa: int) -> npt.NDArray[np.bool_]:

@@ -28,13 +28,17 @@ class WithoutReplacement:
     B : int, default 1000
         Number of subsamples.
     memory_budget : int, default 256 MiB
-        Bytes one chunk of index rows (and the values gathered through them) may use.
+        Bytes the chunks of index rows (and the values gathered through them) in flight may use together.
+    workers : int, default 1
+        Threads evaluating chunks in parallel. Results are bit-identical for any value (each 32-row block
+        has its own seed).
     """
 
     name: ClassVar[str] = "wor"
     m: int | str = attrs.field(default="n/log(n)", validator=size_rule)
     B: int = attrs.field(default=1000, validator=int_at_least(1))
     memory_budget: int = attrs.field(default=DEFAULT_MEMORY_BUDGET, validator=int_at_least(2**16))
+    workers: int = attrs.field(default=1, validator=int_at_least(1))
 
     def draw(self, n: int, rng: np.random.Generator) -> pf.Resamples:
         """Resamples of ``range(n)``; rows are sorted."""
@@ -48,4 +52,5 @@ class WithoutReplacement:
             rng=rng,
             draw_block=functools.partial(distinct_rows, n=n, m=m),
             memory_budget=self.memory_budget,
+            workers=self.workers,
         )

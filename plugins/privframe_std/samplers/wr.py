@@ -50,7 +50,10 @@ class MultiplicityConstrained:
     max_redraws : int, default 100
         Rounds of redrawing before giving up with ``SamplerRejected``.
     memory_budget : int, default 256 MiB
-        Bytes one chunk may use.
+        Bytes the chunks in flight may use together.
+    workers : int, default 1
+        Threads evaluating chunks in parallel. Results are bit-identical for any value (each 32-row block
+        has its own seed).
     """
 
     name: ClassVar[str] = "wr"
@@ -60,6 +63,7 @@ class MultiplicityConstrained:
     on_reject: str = attrs.field(default="raise", validator=choice("raise", "redraw"))
     max_redraws: int = attrs.field(default=100, validator=int_at_least(1))
     memory_budget: int = attrs.field(default=DEFAULT_MEMORY_BUDGET, validator=int_at_least(2**16))
+    workers: int = attrs.field(default=1, validator=int_at_least(1))
 
     def resolved_rho(self, n: int) -> float:
         """rho, defaulting to 1/n."""
@@ -100,4 +104,6 @@ class MultiplicityConstrained:
             rng=rng,
             draw_block=draw_block,
             memory_budget=self.memory_budget,
+            workers=self.workers,
+            rho=self.resolved_rho(n),
         )

@@ -53,3 +53,7 @@ class Mean:
         if isinstance(bounds, pf.L2Ball):
             return 2.0 * bounds.radius / k
         raise ConfigError("bounds: the mean needs (low, high) or pf.L2Ball(radius)")
+
+    def default_mechanism(self, budget: pf.Budget) -> str:
+        """The private estimator's default: Laplace under a pure or (eps, delta) budget, Gaussian under GDP."""
+        return "gaussian" if isinstance(budget, pf.GDP) else "laplace"

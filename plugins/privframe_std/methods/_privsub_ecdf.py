@@ -1,0 +1,87 @@
+"""The empirical CDF of PrivSub's rescaled subsample releases, and the intervals read from it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+import numpy as np
+import numpy.typing as npt
+
+import privframe as pf
+from privframe.errors import ConfigError
+
+__all__ = ["QUANTILE_METHODS", "SubsampleECDF"]
+
+QUANTILE_METHODS = ("weibull", "linear", "inverted_cdf", "averaged_inverted_cdf", "closest_observation", "hazen")
+"""numpy quantile methods accepted for reading interval end points from the ECDF."""
+
+
+def _sorted_readonly(values: npt.ArrayLike) -> pf.Array:
+    arr = np.sort(np.array(values, dtype=np.float64).reshape(-1))
+    arr.flags.writeable = False
+    return arr
+
+
+@attrs.frozen(eq=False)
+class SubsampleECDF:
+    """The empirical CDF of ``Z_t = theta_n + (tau_m / tau_n)(theta_{m,t} - theta_n)``, t = 1..T.
+
+    Every ``Z_t`` is post-processing of private releases, so any number of levels can be read from one
+    run at no extra privacy cost.
+
+    Attributes
+    ----------
+    values : ndarray
+        The T values ``Z_t``, sorted, read-only.
+    center : float
+        The private full-data release ``theta_n``.
+    quantile_method : str
+        The numpy quantile method used for end points (default ``"weibull"``, plotting positions p (T + 1)).
+    """
+
+    values: pf.Array = attrs.field(converter=_sorted_readonly)
+    center: float
+    quantile_method: str = "weibull"
+
+    def __attrs_post_init__(self) -> None:
+        if self.values.shape[0] < 2:
+            raise ConfigError("T: an empirical CDF needs at least 2 subsample releases")
+        if self.quantile_method not in QUANTILE_METHODS:
+            raise ConfigError(f"quantile_method: must be one of {', '.join(QUANTILE_METHODS)}")
+
+    @property
+    def count(self) -> int:
+        """T, the number of subsample releases."""
+        return int(self.values.shape[0])
+
+    def cdf(self, t: npt.ArrayLike) -> Any:
+        """``#{Z_s <= t} / T`` (a float for a scalar ``t``, else an array)."""
+        result = np.searchsorted(self.values, np.asarray(t, dtype=np.float64), side="right") / self.count
+        return float(result) if np.ndim(result) == 0 else result
+
+    def quantile(self, p: npt.ArrayLike) -> Any:
+        """Empirical quantile(s) of the ``Z_t`` with :attr:`quantile_method`."""
+        levels = np.asarray(p, dtype=np.float64)
+        if not np.all((levels >= 0) & (levels <= 1)):
+            raise ConfigError("p: quantile levels must lie in [0, 1]")
+        result = np.quantile(self.values, levels, method=self.quantile_method)  # type: ignore[call-overload]
+        return float(result) if np.ndim(result) == 0 else result
+
+    def interval(self, confidence: float, kind: str = "percentile") -> tuple[float, float]:
+        """The ``confidence`` interval from this ECDF.
+
+        ``"percentile"``: ``[Z_(alpha/2), Z_(1-alpha/2)]``. ``"basic"``:
+        ``[theta_n - q_hi / tau_n, theta_n - q_lo / tau_n]`` with q the quantiles of
+        ``tau_m (theta_{m,t} - theta_n) = tau_n (Z_t - theta_n)``, i.e. ``[2 theta_n - Z_(1-alpha/2),
+        2 theta_n - Z_(alpha/2)]``.
+        """
+        if not 0 < confidence < 1:
+            raise ConfigError("confidence: must satisfy 0 < confidence < 1")
+        alpha = 1.0 - confidence
+        low, high = (float(v) for v in self.quantile([alpha / 2, 1 - alpha / 2]))
+        if kind == "percentile":
+            return low, high
+        if kind == "basic":
+            return 2 * self.center - high, 2 * self.center - low
+        raise ConfigError("interval: must be 'percentile' or 'basic'")

@@ -1,0 +1,233 @@
+"""CR-SS: the one-shot confidence region with smooth sensitivity under (mu, delta)-GDP (algorithms.md 3.4)."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any, ClassVar
+
+import attrs
+import numpy as np
+from scipy.special import ndtri
+
+import privframe as pf
+from privframe.errors import BudgetError, ConfigError, PrivacyWarning
+from privframe_std._validation import choice
+from privframe_std.methods._oneshot import ORDER_STATISTIC_RULES, compute_smooth_roots, fpc_factor, require
+
+__all__ = ["CRSS", "cr_ss_beta", "cr_ss_budget"]
+
+
+def cr_ss_beta(mu: float, delta: float, B: int, kappa: int, rho: float) -> float:
+    """``beta = (1 / (2 kappa)) min{1, mu / (4 sqrt(ln(B / (delta rho))))}``."""
+    return min(1.0, mu / (4.0 * math.sqrt(math.log(B / (delta * rho))))) / (2.0 * kappa)
+
+
+def cr_ss_budget(budget: pf.Budget | None) -> tuple[pf.GDP, str]:
+    """The (mu, delta)-GDP budget CR-SS runs at, and a note on any conversion.
+
+    ``GDP(mu, delta)`` is used as given. ``ApproxDP(eps, delta)`` becomes ``GDP(mu*, delta / 2)`` with mu* the
+    largest mu whose tight curve gives ``(eps, delta / 2)`` ([choice]: half of delta to the PTR tests), which
+    implies (eps, delta)-DP. A GDP budget without delta, or a pure-DP budget, is refused: CR-SS cannot give
+    them and never weakens the guarantee silently.
+    """
+    if budget is None:
+        raise BudgetError("budget: cr-ss is private and needs a budget")
+    if isinstance(budget, pf.GDP):
+        if budget.delta <= 0:
+            raise BudgetError(
+                "budget: cr-ss gives (mu, delta)-GDP, not pure mu-GDP; pass pf.GDP(mu, delta=...) with delta > 0"
+            )
+        return budget, ""
+    if isinstance(budget, pf.ApproxDP) and budget.delta > 0:
+        half = budget.delta / 2.0
+        return pf.GDP(pf.accounting.gdp_mu_for(budget.epsilon, half), delta=half), f"converted from {budget}"
+    raise BudgetError("budget: cr-ss needs pf.GDP(mu, delta=...) or pf.ApproxDP(epsilon, delta) with delta > 0")
+
+
+def _check_proposal(_: Any, attribute: Any, value: Any) -> None:
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (math.isfinite(value) and value > 0):
+        raise ConfigError(f"{attribute.name}: must be a finite number > 0 or omitted")
+
+
+@attrs.frozen
+class CRSS:
+    """One-shot private confidence region from smooth sensitivity ((mu, delta)-GDP; cost independent of B).
+
+    The centre ``theta(D)`` and the radius order statistic ``r`` are each released once through PTR-GDP at
+    ``GDP(mu / sqrt 2, delta / 2)`` (test and release at ``mu / 2`` each), with smoothness
+    ``beta = (1/(2 kappa)) min{1, mu / (4 sqrt(ln(B / (delta rho))))}`` (rho = 1/n for WOR). The radius bound is
+    ``s(D) = max_i SS_beta(D[S_i]) (e^{kappa beta} - 1)/(e^beta - 1) + SS_beta(D)`` with log-smoothness
+    ``kappa beta``. The region is the ball of radius ``max(tau_m r_tilde, 0) / tau_n``.
+
+    Parameters
+    ----------
+    radius_correction : {None, "noise-quantile"}, default None
+        "noise-quantile" adds ``z_{1-alpha/2} b / mu_1`` (the radius noise's quantile; scaled by tau_m) to the
+        released radius. Post-processing: privacy unchanged.
+    fpc : bool, default True
+        Finite-population correction for without-replacement subsamples of sqrt(k)-rate statistics: the
+        root and its bound are multiplied by ``1 / sqrt(1 - m / n)`` (privacy unchanged: value and bound scale
+        together, gamma is unchanged). Ignored for other samplers and rates (``fpc_factor`` = 1).
+    center_proposal, radius_proposal : float, optional
+        Public proposals b_0 for ``ptr-gdp`` with ``variant="classic"`` (the radius proposal bounds the
+        change of the root r, before the tau_m scaling).
+    report_nonprivate : bool, default False
+        Add the non-private smooth bounds s(D) and r to the diagnostics, for research and debugging only:
+        these are data-dependent values that must never be published.
+    order_statistic : str, default "inverted_cdf"
+        Which root is the radius: a numpy quantile method that returns one of the roots
+        ("inverted_cdf": the ``ceil((1 - alpha) B)``-th smallest [choice]; or "closest_observation", "lower",
+        "higher", "nearest"). Each fixes the rank from B and alpha alone, so privacy is unaffected.
+    """
+
+    name: ClassVar[str] = "cr-ss"
+    uses: ClassVar[frozenset[str]] = frozenset({"sampler", "mechanism", "accountant"})
+    defaults: ClassVar[Mapping[str, str]] = MappingProxyType(
+        {"sampler": "wor", "mechanism": "ptr-gdp", "accountant": "gdp"}
+    )
+    sampler_defaults: ClassVar[Mapping[str, object]] = MappingProxyType({"m": "n/log(n)", "B": 1000})
+    private: ClassVar[bool] = True
+
+    radius_correction: str | None = attrs.field(
+        default=None, validator=attrs.validators.optional(choice("noise-quantile"))
+    )
+    fpc: bool = attrs.field(default=True, validator=attrs.validators.instance_of(bool))
+    center_proposal: float | None = attrs.field(default=None, validator=_check_proposal)
+    radius_proposal: float | None = attrs.field(default=None, validator=_check_proposal)
+    report_nonprivate: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
+    order_statistic: str = attrs.field(default="inverted_cdf", validator=choice(*ORDER_STATISTIC_RULES))
+
+    def run(
+        self,
+        data: pf.Array,
+        parts: pf.Parts,
+        budget: pf.Budget | None,
+        confidence: float,
+        rng: np.random.SeedSequence,
+    ) -> pf.RegionResult:
+        """Compute the region and its ledger."""
+        sampler = require(parts.sampler, "sampler", self.name, pf.Sampler)
+        mechanism = require(parts.mechanism, "mechanism", self.name, pf.SmoothMechanism)
+        accountant = require(parts.accountant, "accountant", self.name, pf.Accountant)
+        assert isinstance(sampler, pf.Sampler)  # checked by require; narrows the type
+        assert isinstance(mechanism, pf.SmoothMechanism)
+        assert isinstance(accountant, pf.Accountant)
+        gdp, conversion = cr_ss_budget(budget)
+        statistic = parts.statistic
+        if not isinstance(statistic, pf.SmoothStatistic):
+            raise ConfigError(
+                f"statistic: '{statistic.name}' has no smooth sensitivity; cr-ss supports e.g. median, quantile, "
+                "u-statistic (product kernel)"
+            )
+        n = data.shape[0]
+        if gdp.delta >= 1.0 / n:
+            warnings.warn(
+                "delta: cr-ss was given delta >= 1/n, which allows a release that exposes a record outright",
+                PrivacyWarning,
+                stacklevel=2,
+            )
+        sample_rng, center_rng, radius_rng = pf.spawn_generators(rng, 3)
+
+        def beta_rule(resamples: pf.Resamples) -> tuple[float, float]:
+            rho = resamples.rho if resamples.rho is not None else 1.0 / n
+            return cr_ss_beta(gdp.mu, gdp.delta, resamples.B, resamples.kappa, rho), rho
+
+        smooth = compute_smooth_roots(
+            statistic,
+            data,
+            sampler,
+            confidence,
+            sample_rng,
+            bounds=parts.bounds,
+            beta_rule=beta_rule,
+            rule=self.order_statistic,
+        )
+        roots, beta = smooth.roots, smooth.beta
+        kappa = roots.kappa
+        growth = math.expm1(kappa * beta) / math.expm1(beta)
+        factor = fpc_factor(self.fpc, statistic, n, roots.m, roots.replace)
+        radius_bound = factor * (smooth.max_resample_bound * growth + smooth.center_bound)
+        delta_n = statistic.sensitivity(n, parts.bounds)
+        delta_m = statistic.sensitivity(roots.m, parts.bounds)
+        radius_fallback = None if delta_n is None or delta_m is None else factor * (kappa * delta_m + delta_n)
+        half = pf.GDP(gdp.mu / math.sqrt(2.0), delta=gdp.delta / 2.0)
+
+        spender = pf.PrivacySpender(accountant, budget)
+        center, center_event = spender.release_smooth(
+            mechanism,
+            roots.theta_hat,
+            smooth.center_bound,
+            beta,
+            half,
+            label="center",
+            rng=center_rng,
+            proposal=self.center_proposal,
+            fallback_sensitivity=delta_n,
+        )
+        radius, _ = spender.release_smooth(
+            mechanism,
+            np.array([factor * roots.r]),
+            radius_bound,
+            kappa * beta,
+            half,
+            label="radius",
+            rng=radius_rng,
+            proposal=self.radius_proposal,
+            fallback_sensitivity=radius_fallback,
+        )
+        r_tilde = float(radius.value[0])
+        alpha = 1.0 - confidence
+        correction = float(-ndtri(alpha / 2.0)) * radius.noise_scale if self.radius_correction else 0.0
+        q_tilde = max(roots.tau_m * (r_tilde + correction), 0.0)
+        diagnostics: dict[str, object] = {
+            "beta": beta,
+            "rho": smooth.rho,
+            "gamma_center": beta,
+            "gamma_radius": kappa * beta,
+            "proposed_bound_center": center.bound,
+            "proposed_bound_radius": radius.bound,
+            "center_noise": center.noise_scale,
+            "radius_noise": radius.noise_scale,
+            "ptr_passed": center.passed and radius.passed,
+            "fpc_factor": factor,
+            "radius_correction": correction * roots.tau_m / roots.tau_n,
+            "tau_n": roots.tau_n,
+            "tau_m": roots.tau_m,
+            "mu_test": center_event.details["mu_test"],
+            "mu_release": center_event.details["mu_release"],
+        }
+        if self.report_nonprivate:
+            diagnostics["nonprivate"] = {
+                "s_center": smooth.center_bound,
+                "s_radius": radius_bound,
+                "max_resample_bound": smooth.max_resample_bound,
+                "r": factor * roots.r,
+            }
+        return pf.RegionResult(
+            center=center.value,
+            radius=q_tilde / roots.tau_n,
+            confidence=confidence,
+            method=self.name,
+            parameters={
+                "statistic": statistic.name,
+                "sampler": sampler.name,
+                "mechanism": mechanism.name,
+                "accountant": accountant.name,
+                "n": n,
+                "m": roots.m,
+                "B": roots.B,
+                "kappa": kappa,
+                "mu": gdp.mu,
+                "delta": gdp.delta,
+                "budget": str(budget) if not conversion else f"{budget} ({conversion} to {gdp})",
+                "fpc": self.fpc,
+                "radius_correction": self.radius_correction,
+            },
+            diagnostics=diagnostics,
+            privacy=spender.ledger(),
+        )

@@ -1,0 +1,44 @@
+"""Print each benchmark's median as a ratio to the numpy floor and to scipy.stats.bootstrap at the same n."""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from typing import Any
+
+import pytest
+
+_N = re.compile(r"\bn=?(\d+)\b|[\[-](\d{4,})[\]-]")
+
+
+def _n_of(bench: Any) -> int | None:
+    params = getattr(bench, "params", None) or {}
+    if "n" in params:
+        return int(params["n"])
+    match = _N.search(bench.name)
+    return int(match.group(1) or match.group(2)) if match else None
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    session = getattr(terminalreporter.config, "_benchmarksession", None)
+    benchmarks = [b for b in getattr(session, "benchmarks", []) if b]
+    if not benchmarks:
+        return
+    by_n: dict[int, dict[str, float]] = defaultdict(dict)
+    for bench in benchmarks:
+        n = _n_of(bench)
+        if n is not None:
+            by_n[n][bench.name] = float(bench.stats.median)
+    terminalreporter.write_sep("-", "median time as a ratio (same n)")
+    for n in sorted(by_n):
+        rows = by_n[n]
+        floor = next((v for k, v in rows.items() if k.startswith("test_numpy_floor")), None)
+        scipy = next((v for k, v in rows.items() if k.startswith("test_scipy_bootstrap")), None)
+        for name, median in sorted(rows.items(), key=lambda kv: kv[1]):
+            parts = [f"n={n:<6} {name:<48} {1000 * median:9.1f} ms"]
+            if floor:
+                parts.append(f"x floor {median / floor:6.2f}")
+            if scipy:
+                parts.append(f"scipy/this {scipy / median:6.1f}")
+            terminalreporter.write_line("  ".join(parts))

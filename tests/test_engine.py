@@ -1,0 +1,70 @@
+"""The resampling engine: lazy block seeds, chunking invariance, and plugin-error hygiene."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+import pytest
+
+import privframe as pf
+
+
+def test_block_seeds_equal_eager_spawning() -> None:
+    parent = np.random.SeedSequence(1234)
+    lazy = pf.BlockSeeds(parent, 50)
+    eager = np.random.SeedSequence(1234).spawn(50)
+    assert len(lazy) == 50
+    for i in (0, 1, 17, 49, -1):
+        assert lazy[i].generate_state(4).tolist() == eager[i].generate_state(4).tolist()
+    assert [s.spawn_key for s in lazy[10:13]] == [(10,), (11,), (12,)]
+    with pytest.raises(IndexError):
+        lazy[50]
+    huge = pf.BlockSeeds(parent, 10**15)  # costs nothing until a seed is asked for
+    assert len(huge) == 10**15
+
+
+def test_huge_b_is_refused_before_any_work() -> None:
+    sampler = pf.registry.create("sampler", "wor", {"B": 10**9})
+    with pytest.raises(pf.ConfigError, match=r"^B: .*memory_budget"):
+        sampler.draw(1000, np.random.default_rng(0))
+
+
+@pytest.mark.parametrize("sampler", ["wor", "wr"])
+def test_rows_do_not_depend_on_chunking_or_workers(sampler: str) -> None:
+    options: dict[str, Any] = {"m": 300, "B": 257}
+    base = pf.registry.create("sampler", sampler, options).draw(5000, np.random.default_rng(3))
+    full = base.matrix()
+    for extra in ({"memory_budget": 2**16}, {"workers": 3}, {"workers": 2, "memory_budget": 2**17}):
+        other = pf.registry.create("sampler", sampler, {**options, **extra}).draw(5000, np.random.default_rng(3))
+        chunks = other.map_chunks(lambda index: index.copy(), 300 * 24)
+        assert np.array_equal(np.concatenate(chunks, axis=0), full), extra
+
+
+def test_block_rows_shrink_for_very_long_rows() -> None:
+    from privframe_std.samplers._common import BLOCK_ENTRIES, BLOCK_ROWS, block_rows
+
+    assert block_rows(1000) == BLOCK_ROWS
+    assert block_rows(BLOCK_ENTRIES // 4) == 4
+    assert block_rows(10 * BLOCK_ENTRIES) == 1
+
+
+class _Leaky:
+    """A third-party statistic whose error message quotes a data value."""
+
+    name: ClassVar[str] = "leaky"
+
+    def evaluate_batch(self, x: np.ndarray, index: np.ndarray) -> np.ndarray:
+        raise ValueError(f"cannot handle value {x[0]!r}")
+
+    def sensitivity(self, k: int, bounds: Any) -> float:
+        return 1.0 / k
+
+
+def test_plugin_exceptions_are_wrapped_without_their_message() -> None:
+    x = np.full(50, 0.123456789)
+    with pytest.raises(pf.PluginError, match="ValueError") as info:
+        pf.engine.evaluate_full(_Leaky(), x)
+    assert "0.123" not in str(info.value)
+    assert info.value.__cause__ is None
+    assert info.value.__suppress_context__
