@@ -6,7 +6,7 @@ The core knows no particular statistic, mechanism or method; those are plugins f
 
 from __future__ import annotations
 
-from privframe import accounting, audit, engine, estimators
+from privframe import accounting, audit, engine, estimators, experiments
 from privframe._rng import RngLike, as_seed_sequence, spawn_generators
 from privframe.api import confidence_interval, confidence_region
 from privframe.budgets import GDP, ApproxDP, Budget, PureDP, as_gdp
@@ -120,6 +120,7 @@ __all__ = [
     "confidence_region",
     "engine",
     "estimators",
+    "experiments",
     "hookimpl",
     "load_data",
     "registry",

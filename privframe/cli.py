@@ -1,4 +1,4 @@
-"""The ``privframe`` command line: plugins, budget, run, audit, demo."""
+"""The ``privframe`` command line: plugins, budget, run, audit, experiment, demo."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from privframe import accounting, audit
 from privframe.budgets import GDP, ApproxDP, Budget, PureDP
 from privframe.data import load_data
 from privframe.errors import PrivframeError
+from privframe.experiments import cli as experiment_cli
 from privframe.pipeline import Pipeline
 from privframe.protocols import SelectionMechanism
 from privframe.registry import registry
@@ -68,6 +69,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--samples", type=int, default=100_000, help="releases per dataset (default 100000)")
     p.add_argument("--seed", type=int, help="seed for a reproducible audit")
     p.add_argument("--json", action="store_true", help="print JSON")
+
+    experiment_cli.add_parser(sub)
 
     p = sub.add_parser("demo", help="a private 90%% interval for the mean of the embedded demo data")
     p.add_argument("--mu", type=float, default=1.0, help="GDP budget (default 1)")
@@ -257,6 +260,7 @@ _COMMANDS = {
     "budget": _cmd_budget,
     "run": _cmd_run,
     "audit": _cmd_audit,
+    "experiment": experiment_cli.command,
     "demo": _cmd_demo,
 }
 

@@ -122,8 +122,19 @@ def test_warns_when_delta_is_not_below_one_over_n() -> None:
 def test_statistic_without_smooth_sensitivity_is_refused() -> None:
     with pytest.raises(pf.ConfigError, match="smooth sensitivity"):
         pf.confidence_interval(
-            _uniform(500, 0), "mean", method="cr-ss", budget=pf.GDP(1.0, delta=1e-6), bounds=(-0.5, 0.5)
+            _uniform(500, 0), "ks", reference=stats.norm(), method="cr-ss", budget=pf.GDP(1.0, delta=1e-6)
         )
+
+
+def test_mean_uses_its_global_sensitivity_as_smooth_bound() -> None:
+    x = _uniform(2000, 1)
+    res = pf.confidence_interval(
+        x, "mean", method="cr-ss", budget=pf.GDP(2.0, delta=1e-6), bounds=(-0.5, 0.5), rng=2, report_nonprivate=True
+    )
+    extra = res.diagnostics["nonprivate"]
+    m = res.parameters["m"]
+    assert extra["s_center"] == pytest.approx(1 / 2000)
+    assert extra["s_radius"] == pytest.approx(res.diagnostics["fpc_factor"] * (1 / m + 1 / 2000))
 
 
 def test_same_seed_same_result_whatever_chunk_size_and_workers() -> None:

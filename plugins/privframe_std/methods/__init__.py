@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import privframe as pf
+from privframe_std.methods.blbquant import BLBQuant
+from privframe_std.methods.bootstrap import PercentileBootstrap
 from privframe_std.methods.cr_gs import CRGS
 from privframe_std.methods.cr_ss import CRSS
+from privframe_std.methods.dette_graw import DetteGraw
+from privframe_std.methods.privboot import PrivBoot
 from privframe_std.methods.privsub import PrivSub
 from privframe_std.methods.subsampling import Subsampling
 
-__all__ = ["CRGS", "CRSS", "PrivSub", "Subsampling"]
+__all__ = ["BLBQuant", "CRGS", "CRSS", "DetteGraw", "PercentileBootstrap", "PrivSub", "Subsampling"]
 
 
 @pf.hookimpl
@@ -17,4 +21,8 @@ def privframe_register_methods(registry: pf.MethodRegistry) -> None:
     registry.add(CRGS)
     registry.add(CRSS)
     registry.add(Subsampling)
+    registry.add(DetteGraw)
+    registry.add(PercentileBootstrap)
+    registry.add(PrivBoot)
+    registry.add(BLBQuant)
     registry.add(PrivSub)

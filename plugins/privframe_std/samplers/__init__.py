@@ -3,10 +3,19 @@
 from __future__ import annotations
 
 import privframe as pf
+from privframe_std.samplers.bootstrap import Bootstrap, multinomial_counts
+from privframe_std.samplers.partition import Partition
 from privframe_std.samplers.wor import WithoutReplacement
 from privframe_std.samplers.wr import MultiplicityConstrained, kappa_star
 
-__all__ = ["MultiplicityConstrained", "WithoutReplacement", "kappa_star"]
+__all__ = [
+    "Bootstrap",
+    "MultiplicityConstrained",
+    "Partition",
+    "WithoutReplacement",
+    "kappa_star",
+    "multinomial_counts",
+]
 
 
 @pf.hookimpl
@@ -14,3 +23,5 @@ def privframe_register_samplers(registry: pf.SamplerRegistry) -> None:
     """Register the standard samplers."""
     registry.add(WithoutReplacement)
     registry.add(MultiplicityConstrained)
+    registry.add(Bootstrap)
+    registry.add(Partition)

@@ -54,6 +54,19 @@ class Mean:
             return 2.0 * bounds.radius / k
         raise ConfigError("bounds: the mean needs (low, high) or pf.L2Ball(radius)")
 
+    def smooth_sensitivity(self, x: pf.Array, beta: float, bounds: Any) -> float:
+        """A smooth bound for CR-SS: the global sensitivity, which bounds the local one at every dataset.
+
+        It is constant, so ``|ln SS(x) - ln SS(x')| = 0 <= beta`` for any beta.
+        """
+        return self.sensitivity(x.shape[0], bounds)
+
+    def evaluate_smooth_batch(
+        self, x: pf.Array, index: pf.IndexMatrix, beta: float, bounds: Any
+    ) -> tuple[pf.Array, pf.Array]:
+        """Means ``(B, d)`` and the constant smooth bounds ``(B,)`` of B resamples."""
+        return self.evaluate_batch(x, index), np.full(index.shape[0], self.sensitivity(index.shape[1], bounds))
+
     def default_mechanism(self, budget: pf.Budget) -> str:
         """The private estimator's default: Laplace under a pure or (eps, delta) budget, Gaussian under GDP."""
         return "gaussian" if isinstance(budget, pf.GDP) else "laplace"

@@ -1,0 +1,279 @@
+"""Exact finite-B privacy accounting for PrivBoot (Wang, Cheng and Awan; algorithms.md section 6).
+
+One PrivBoot release applies a mu_0-GDP mechanism (Gaussian noise at ``Delta_n / mu_0``) to an n-out-of-n
+bootstrap resample. A record appears ``K ~ Bin(n, 1/n)`` times in the resample; given ``K = k >= 1`` the
+release is ``k mu_0``-GDP (group privacy). The tradeoff curve of one release is
+
+    h = C_p( mix_{k >= 1} G_{k mu_0} ),   p = 1 - (1 - 1/n)^n,
+
+with ``mix`` the mixture over ``K | K >= 1`` (the adversary may learn K) and ``C_p(f) = min{f_p, f_p^{-1}}**``,
+``f_p = p f + (1 - p) Id``, the symmetrised subsampling operator for the replace-one relation. The B-fold
+composition ``h^{(x) B}`` is computed numerically from privacy-loss distributions (PLDs):
+
+1. The privacy profile of h is ``delta_h(eps) = max(delta_A(eps), delta_B(eps))`` (the conjugate of a convex
+   hull of a minimum is the maximum of the conjugates), where A is the pair ``(Q, (1-p) Q + p P)`` and B the
+   reversed pair, Q = N(0, 1) and P = N(k mu_0, 1) given the label k. Their loss survival functions are
+   closed forms in Phi. Where direction d attains the maximum, the loss law of h above eps equals that
+   of d (``P_h(L > eps) = delta_h - delta_h'``, ``Q_h(L > eps) = -e^{-eps} delta_h'``).
+2. h is symmetric, so its loss law below 0 is the mirror image (``P(L in -dl) = Q(L in dl)``).
+3. Each grid cell's P- and Q-mass are known exactly; the cell's P-mass is split between its two end points
+   so that both masses are preserved ("connect the dots", Doroshenko et al. 2022). This is pessimistic:
+   every delta(eps) of the discretised composition is at least the true one, with an error of second
+   order in the grid step.
+4. B-fold composition is an FFT convolution power on a window holding all but a Chernoff-bounded tail,
+   which is added to delta, as is the mass beyond the per-release grid (treated as infinite loss).
+
+As B grows with ``mu_0 = mu / sqrt((2 - 2/e) B)`` the composed curve approaches G_mu (the asymptotic
+statement PrivBoot's default ledger entry relies on); tests check this convergence.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import attrs
+import numpy as np
+import numpy.typing as npt
+from scipy import optimize, special, stats
+
+from privframe import accounting
+from privframe.errors import BudgetError, ConfigError
+
+__all__ = [
+    "PrivBootPLD",
+    "asymptotic_mu",
+    "bootstrap_mixture",
+    "calibrate_mu0",
+    "compose_releases",
+    "privboot_pld",
+    "release_loss_survival",
+]
+
+FloatArray = npt.NDArray[np.float64]
+
+ASYMPTOTIC_FACTOR = 2.0 - 2.0 / math.e
+"""``2 - 2/e``: B releases at mu_0 are asymptotically ``mu_0 sqrt((2 - 2/e) B)``-GDP."""
+
+_TAIL = 1e-17
+"""Per-release loss mass left beyond the grid (counted as infinite loss)."""
+
+
+def asymptotic_mu(mu0: float, B: int) -> float:
+    """``mu_0 sqrt((2 - 2/e) B)``: the asymptotic GDP parameter of B PrivBoot releases."""
+    return mu0 * math.sqrt(ASYMPTOTIC_FACTOR * B)
+
+
+Mixture = tuple[FloatArray, FloatArray, float]
+"""``(k, w, p)``: multiplicities k >= 1, their weights given K >= 1, and p = P(K >= 1)."""
+
+
+def bootstrap_mixture(n: int) -> Mixture:
+    """Values k >= 1, weights P(K = k | K >= 1) for K ~ Bin(n, 1/n), and p = P(K >= 1)."""
+    p = -math.expm1(n * math.log1p(-1.0 / n)) if n > 1 else 1.0
+    kmax = min(n, 120)  # P(K > 120) < 1e-190: below anything a delta can resolve
+    k = np.arange(1, kmax + 1, dtype=np.float64)
+    pmf = stats.binom.pmf(k, n, 1.0 / n) if n > 1 else np.ones(1)
+    keep = pmf > 0
+    return k[keep], pmf[keep] / p, p
+
+
+def release_loss_survival(
+    eps: FloatArray, mu0: float, mixture: Mixture, direction_at: FloatArray | None = None
+) -> tuple[FloatArray, FloatArray]:
+    """``(P_h(L > eps), Q_h(L > eps))`` of one release, for ``eps >= 0`` (vectorised).
+
+    The survival at eps is that of the direction attaining the larger delta just above eps; pass
+    ``direction_at`` (points slightly above eps) to decide it there, since at ``eps = 0`` both deltas are
+    the total variation distance.
+    """
+    eps = np.asarray(eps, dtype=np.float64)
+    pa, qa, pb, qb = _directions(eps, mu0, mixture)
+    if direction_at is None:
+        choose = np.asarray(eps, dtype=np.float64)
+        delta_a, delta_b = pa - np.exp(eps) * qa, pb - np.exp(eps) * qb
+    else:
+        choose = np.asarray(direction_at, dtype=np.float64)
+        pa2, qa2, pb2, qb2 = _directions(choose, mu0, mixture)
+        delta_a, delta_b = pa2 - np.exp(choose) * qa2, pb2 - np.exp(choose) * qb2
+    use_a = delta_a >= delta_b
+    return np.where(use_a, pa, pb), np.where(use_a, qa, qb)
+
+
+def _directions(eps: FloatArray, mu0: float, mixture: Mixture) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+    """Loss survival functions ``P(L > eps), Q(L > eps)`` of directions A and B."""
+    k, w, p = mixture
+    a = (k * mu0)[:, np.newaxis]
+    e = eps[np.newaxis, :]
+    q0 = 1.0 - p
+    # Direction A: Q = N(0, 1) vs (1 - p) N(0, 1) + p N(a, 1); loss > eps iff x > xa.
+    xa = (np.log((np.exp(e) - q0) / p) + a * a / 2) / a
+    surv_q_a = special.ndtr(-xa)
+    surv_p_a = q0 * surv_q_a + p * special.ndtr(a - xa)
+    # Direction B: the reversed pair; loss > eps iff x < xb (impossible when e^{-eps} <= 1 - p).
+    gap = np.exp(-e) - q0
+    possible = gap > 0
+    xb = np.where(possible, (np.log(np.where(possible, gap, 1.0) / p) + a * a / 2) / a, -np.inf)
+    surv_p_b = special.ndtr(xb)
+    surv_q_b = q0 * surv_p_b + p * special.ndtr(xb - a)
+    return w @ surv_p_a, w @ surv_q_a, w @ surv_p_b, w @ surv_q_b
+
+
+def _split(mass_p: FloatArray, mass_q: FloatArray, low: FloatArray, high: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """Connect the dots: P-mass at (low, high) preserving the cell's P-mass and Q-mass (= E_P[e^{-L}])."""
+    e_low, e_high = np.exp(-low), np.exp(-high)
+    at_high = np.clip((mass_p * e_low - mass_q) / (e_low - e_high), 0.0, mass_p)
+    return mass_p - at_high, at_high
+
+
+def _release_pmf(mu0: float, mixture: Mixture, step: float) -> tuple[FloatArray, float]:
+    """Per-release P-law of the loss on the grid ``(j - M) step``, j = 0..2M, and the mass at +infinity."""
+    top = step
+    while release_loss_survival(np.array([top]), mu0, mixture)[0][0] > _TAIL:
+        top *= 2.0
+    count = math.ceil(top / step)
+    grid = np.arange(count + 1, dtype=np.float64) * step
+    surv_p, surv_q = release_loss_survival(grid, mu0, mixture, direction_at=grid + step / 2)
+    surv_p = np.minimum.accumulate(surv_p)
+    surv_q = np.minimum.accumulate(surv_q)
+    cell_p = surv_p[:-1] - surv_p[1:]
+    cell_q = surv_q[:-1] - surv_q[1:]
+    low, high = grid[:-1], grid[1:]
+    pos_low, pos_high = _split(cell_p, cell_q, low, high)
+    # Mirror cells (-high, -low]: P-mass = cell_q, Q-mass = cell_p; losses -high < -low.
+    neg_low, neg_high = _split(cell_q, cell_p, -high, -low)  # neg_low at -high, neg_high at -low
+    pmf = np.zeros(2 * count + 1)
+    centre = count
+    pmf[centre : centre + count] += pos_low
+    pmf[centre + 1 : centre + count + 1] += pos_high
+    pmf[centre - count : centre][::-1] += neg_low
+    pmf[centre - count + 1 : centre + 1][::-1] += neg_high
+    pmf[0] += surv_q[-1]  # Q-tail mirrored: loss below -top, rounded up to -top
+    infinite = float(surv_p[-1])
+    zero_atom = 1.0 - pmf.sum() - infinite
+    if zero_atom < -1e-12:
+        raise BudgetError("mu0: the privacy-loss discretisation failed (negative mass); use a finer step")
+    pmf[centre] += max(zero_atom, 0.0)
+    return pmf, infinite
+
+
+@attrs.frozen
+class PrivBootPLD:
+    """The composed privacy-loss distribution of B PrivBoot releases (pessimistic discretisation).
+
+    ``pmf[i]`` is the probability of total loss ``losses[i]``; ``infinite`` bounds the mass of larger
+    losses (per-release grid tail plus the Chernoff bound on the window's upper tail).
+    """
+
+    losses: FloatArray
+    pmf: FloatArray
+    infinite: float
+    mu0: float
+    n: int
+    B: int
+
+    def delta(self, epsilon: float) -> float:
+        """The smallest delta with (epsilon, delta)-DP for the B-fold composition (an upper bound)."""
+        if not (math.isfinite(epsilon) and epsilon >= 0):
+            raise ConfigError("epsilon: must be a finite number >= 0")
+        above = self.losses > epsilon
+        value = float(np.sum(self.pmf[above] * -np.expm1(epsilon - self.losses[above])))
+        return min(1.0, value + self.infinite)
+
+    def epsilon(self, delta: float) -> float:
+        """The smallest epsilon with ``delta(epsilon) <= delta``."""
+        if not (0 < delta < 1):
+            raise ConfigError("delta: must be a number in (0, 1)")
+        if self.infinite >= delta:
+            raise BudgetError("delta: smaller than the accountant's tail bound; use a larger delta")
+        if self.delta(0.0) <= delta:
+            return 0.0
+        high = float(self.losses[-1])
+        if self.delta(high) > delta:
+            raise BudgetError("delta: too small for the composed loss window")
+        root = float(optimize.brentq(lambda e: self.delta(e) - delta, 0.0, high, xtol=1e-10, rtol=1e-12))
+        while self.delta(root) > delta:
+            root = math.nextafter(root, math.inf) + 1e-12
+        return root
+
+    def mu_effective(self, delta: float) -> float:
+        """The mu whose tight GDP curve passes through ``(epsilon(delta), delta)``."""
+        eps = self.epsilon(delta)
+        if eps <= 0:
+            return 0.0
+        return accounting.gdp_mu_for(eps, delta)
+
+
+@functools.lru_cache(maxsize=64)
+def privboot_pld(mu0: float, n: int, B: int, step: float | None = None) -> PrivBootPLD:
+    """The composed PLD of B releases at per-release GDP parameter ``mu0`` on data of size n.
+
+    ``step`` is the loss grid step (default ``min(1e-3, mu0 / 50)``; against the Gaussian closed form this
+    gives deltas at most 4e-4 above the truth, relative).
+    """
+    if not (math.isfinite(mu0) and mu0 > 0):
+        raise ConfigError("mu0: must be a finite number > 0")
+    if n < 1 or B < 1:
+        raise ConfigError("B: need n >= 1 and B >= 1")
+    return compose_releases(mu0, bootstrap_mixture(n), B, n=n, step=step)
+
+
+def compose_releases(mu0: float, mixture: Mixture, B: int, *, n: int = 0, step: float | None = None) -> PrivBootPLD:
+    """The B-fold composition of ``C_p(mix_k G_{k mu0})`` for an explicit mixture ``(k, w, p)``."""
+    step = min(1e-3, mu0 / 50.0) if step is None else float(step)
+    pmf, infinite = _release_pmf(mu0, mixture, step)
+    half = (pmf.size - 1) // 2
+    offsets = np.arange(-half, half + 1, dtype=np.float64)
+    mean = float(pmf @ offsets)
+    sd = math.sqrt(max(float(pmf @ offsets**2) - mean**2, 1e-30))
+    centre = B * mean
+    spread = 30.0 * math.sqrt(B) * sd + 64
+    lo_index = math.floor(centre - spread)
+    width = math.ceil(2 * spread) + 1
+    size = 1 << max(10, math.ceil(math.log2(width + pmf.size)))
+    # Cyclic convolution power: index j of one release is loss offset j - half; the B-fold sum of offsets
+    # lies (but for a bounded tail) in [lo_index, lo_index + size).
+    buffer = np.zeros(size)
+    buffer[: pmf.size] = pmf
+    spectrum = np.fft.rfft(buffer)
+    composed = np.fft.irfft(spectrum**B, n=size)
+    composed = np.maximum(composed, 0.0)
+    shift = B * half  # sum of indices = sum of offsets + B * half
+    index = lo_index + np.mod(np.arange(size) - (lo_index + shift), size)
+    order = np.argsort(index)
+    losses = index[order].astype(np.float64) * step
+    total = composed[order]
+    upper = (lo_index + size) * step
+    tail = _chernoff_upper(pmf, offsets * step, B, upper)
+    infinite_total = min(1.0, -math.expm1(B * math.log1p(-infinite)) + tail) if infinite < 1 else 1.0
+    return PrivBootPLD(losses=losses, pmf=total, infinite=infinite_total, mu0=mu0, n=n, B=B)
+
+
+def _chernoff_upper(pmf: FloatArray, losses: FloatArray, B: int, threshold: float) -> float:
+    """``min_t exp(-t threshold + B log E[e^{t L}])``: a bound on P(sum of B losses >= threshold)."""
+    best = 1.0
+    for t in (0.25, 0.5, 1.0, 2.0, 4.0):
+        log_mgf = float(special.logsumexp(t * losses, b=pmf))
+        best = min(best, math.exp(min(0.0, -t * threshold + B * log_mgf)))
+    return best
+
+
+def calibrate_mu0(epsilon: float, delta: float, *, n: int, B: int) -> float:
+    """The largest per-release mu_0 whose exact B-fold composition is (epsilon, delta)-DP (bisection)."""
+    if not (math.isfinite(epsilon) and epsilon > 0):
+        raise ConfigError("epsilon: must be a finite number > 0")
+    target = accounting.gdp_mu_for(epsilon, delta)
+    guess = target / math.sqrt(ASYMPTOTIC_FACTOR * B)
+
+    def excess(log_mu0: float) -> float:
+        return math.log(privboot_pld(math.exp(log_mu0), n, B).delta(epsilon) / delta)
+
+    low, high = math.log(guess) - 0.1, math.log(guess) + 0.1
+    while excess(low) > 0:
+        low -= 0.5
+    while excess(high) <= 0:
+        high += 0.5
+    root = float(optimize.brentq(excess, low, high, xtol=1e-5))
+    while excess(root) > 0:
+        root -= 1e-5
+    return math.exp(root)

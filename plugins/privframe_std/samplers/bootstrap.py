@@ -1,0 +1,192 @@
+"""The n-out-of-n bootstrap (algorithms.md section 2) and exact multinomial resampling weights.
+
+Two forms of the same resampling law:
+
+- :class:`Bootstrap` (sampler ``bootstrap``) draws B rows of n i.i.d. uniform indices (PrivBoot, the
+  non-private percentile bootstrap). ``Bootstrap.counts`` turns those rows into multinomial counts.
+- :func:`multinomial_counts` draws the counts directly: ``rows`` i.i.d. vectors with law
+  ``Multinomial(total; 1/k, ..., 1/k)`` over ``k`` categories, at a cost proportional to ``rows * k``
+  rather than ``rows * total``. The little bootstraps of BLBQuant (``total = n`` draws from a block of
+  ``k = b << n`` points) use it so that size-n resamples are never materialised.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Iterator
+from typing import Any, ClassVar
+
+import attrs
+import numpy as np
+import numpy.typing as npt
+from scipy import stats
+
+import privframe as pf
+from privframe.errors import ConfigError, DataError
+from privframe_std._validation import int_at_least
+from privframe_std.samplers._blocks import uniform_rows
+from privframe_std.samplers._common import DEFAULT_MEMORY_BUDGET, make_resamples
+
+__all__ = ["Bootstrap", "multinomial_counts"]
+
+
+def _optional_count(_: Any, attribute: Any, value: Any) -> None:
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigError(f"{attribute.name}: must be an integer >= 1 or omitted")
+
+
+@attrs.frozen
+class Bootstrap:
+    """B resamples of n indices drawn uniformly with replacement (the n-out-of-n bootstrap).
+
+    A record can appear any number of times in a resample, so ``kappa = n``: privacy analyses of the
+    bootstrap (PrivBoot) account for the multiplicity through its binomial law instead of a cap.
+
+    Parameters
+    ----------
+    B : int, optional
+        Number of resamples. Left unset, the method chooses it (PrivBoot: ``max(2000 mu^2, 2 / alpha)``;
+        the non-private ``bootstrap`` method: 1000); drawing with ``B`` unset is a ``ConfigError``.
+    memory_budget : int, default 256 MiB
+        Bytes the chunks of index rows (and the values gathered through them) in flight may use together.
+    workers : int, default 1
+        Threads evaluating chunks in parallel. Results are bit-identical for any value (each 32-row block
+        has its own seed).
+    """
+
+    name: ClassVar[str] = "bootstrap"
+    B: int | None = attrs.field(default=None, validator=_optional_count)
+    memory_budget: int = attrs.field(default=DEFAULT_MEMORY_BUDGET, validator=int_at_least(2**16))
+    workers: int = attrs.field(default=1, validator=int_at_least(1))
+
+    def draw(self, n: int, rng: np.random.Generator) -> pf.Resamples:
+        """B rows of n i.i.d. uniform indices into ``range(n)`` (rows are not sorted)."""
+        if self.B is None:
+            raise ConfigError("B: not set; give the number of bootstrap resamples (B=...)")
+        if n < 2:
+            raise DataError("x: the bootstrap needs at least 2 records")
+        return make_resamples(
+            n=n,
+            m=n,
+            B=self.B,
+            kappa=n,
+            replace=True,
+            rng=rng,
+            draw_block=functools.partial(uniform_rows, n=n, m=n),
+            memory_budget=self.memory_budget,
+            workers=self.workers,
+        )
+
+    @staticmethod
+    def counts(resamples: pf.Resamples) -> Iterator[npt.NDArray[np.int64]]:
+        """The same resamples as multinomial counts: ``(rows, n)`` chunks, row r counting each index.
+
+        Chunks follow ``resamples.chunks()`` (same rows, same order), so counts and index rows drawn from
+        the same seed describe the same resamples.
+        """
+        n = resamples.n
+        for index in resamples.chunks(16 * n):
+            rows = index.shape[0]
+            flat = (np.arange(rows, dtype=np.int64)[:, np.newaxis] * n + index).ravel()
+            yield np.bincount(flat, minlength=rows * n).reshape(rows, n)
+
+
+# -------------------------------------------------------------------------------------------------------
+# Exact multinomial counts without materialising the draws
+
+
+_PREFIX_BITS = 16
+_PREFIXES = 1 << _PREFIX_BITS
+_SLACK_SD = 3.0
+"""The Poisson stage aims ``_SLACK_SD`` standard deviations below the total (see ``multinomial_counts``)."""
+
+
+@functools.lru_cache(maxsize=32)
+def _poisson_table(lam: float) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """Inversion table of Poisson(lam) indexed by the top 16 bits of a uniform, and the CDF.
+
+    ``table[j]`` is the Poisson quantile of every ``u`` in ``[j, j + 1) / 2^16`` when that quantile is the
+    same for the whole interval, and NaN when a CDF value falls strictly inside it (those draws are
+    resolved from further random bits).
+    """
+    kmax = int(lam + 40.0 * math.sqrt(lam) + 40.0)
+    cdf = np.asarray(stats.poisson.cdf(np.arange(kmax + 1), lam), dtype=np.float64)
+    cdf[-1] = 1.0
+    edges = np.arange(_PREFIXES + 1, dtype=np.float64) / _PREFIXES
+    at_or_below_start = np.searchsorted(cdf, edges[:-1], side="right")
+    below_end = np.searchsorted(cdf, edges[1:], side="left")
+    table = at_or_below_start.astype(np.float64)
+    table[below_end > at_or_below_start] = np.nan
+    return table, cdf
+
+
+def _poisson_block(rng: np.random.Generator, rows: int, k: int, lam: float) -> npt.NDArray[np.float64]:
+    """``(rows, k)`` i.i.d. Poisson(lam) counts by exact inversion of uniforms (table plus rare refinement)."""
+    table, cdf = _poisson_table(lam)
+    size = rows * k
+    raw = rng.bit_generator.random_raw((size + 3) // 4)
+    prefix = np.asarray(raw).view(np.uint16)[:size]
+    counts = table.take(prefix)
+    ambiguous = np.flatnonzero(np.isnan(counts))
+    if ambiguous.size:
+        # Given its top 16 bits j, the uniform is (j + v) / 2^16 with v ~ U[0, 1) independent.
+        u = (prefix[ambiguous] + rng.random(ambiguous.size)) / _PREFIXES
+        counts[ambiguous] = np.searchsorted(cdf, u, side="right")
+    return counts.reshape(rows, k)
+
+
+def multinomial_counts(rng: np.random.Generator, rows: int, k: int, total: int) -> npt.NDArray[np.float64]:
+    """``(rows, k)`` float64 counts, each row an independent ``Multinomial(total; 1/k, ..., 1/k)`` vector.
+
+    Equivalent in law to counting ``total`` uniform draws from ``range(k)`` per row, at a cost of order
+    ``rows * k`` when ``total`` is large. Method (exact, not an approximation): draw i.i.d.
+    Poisson(lam) counts with ``lam * k = total - 3 sqrt(total)``. Given their sum ``T = t <= total`` the
+    counts are ``Multinomial(t; uniform)``, so adding ``total - t`` further uniform draws gives
+    ``Multinomial(total; uniform)`` whatever t is. The rare rows with ``T > total`` (probability about
+    0.13%) are replaced by draws from numpy's exact multinomial sampler. Poisson variates are drawn by
+    inversion of 16-bit uniforms through a table; the ~0.1% of prefixes whose interval contains a CDF
+    value are refined with a further double-precision uniform. Rows are produced in chunks of about
+    2^20 cells, so the scratch memory stays small.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        Source of randomness.
+    rows, k, total : int
+        Number of count vectors, categories, and draws per vector.
+    """
+    if rows < 0 or k < 1 or total < 0:
+        raise ConfigError("rows: need rows >= 0, k >= 1 and total >= 0")
+    out = np.empty((rows, k), dtype=np.float64)
+    step = max(1, _CHUNK_CELLS // k)
+    for start in range(0, rows, step):
+        stop = min(rows, start + step)
+        out[start:stop] = _multinomial_chunk(rng, stop - start, k, total)
+    return out
+
+
+_CHUNK_CELLS = 2**20
+
+
+def _multinomial_chunk(rng: np.random.Generator, rows: int, k: int, total: int) -> npt.NDArray[np.float64]:
+    lam = (total - _SLACK_SD * math.sqrt(total)) / k
+    if lam < 1.0:
+        counts = np.zeros((rows, k), dtype=np.float64)
+        filled = np.zeros(rows, dtype=np.int64)
+    else:
+        counts = _poisson_block(rng, rows, k, lam)
+        filled = counts.sum(axis=1).astype(np.int64)
+        over = np.flatnonzero(filled > total)
+        if over.size:
+            counts[over] = rng.multinomial(total, np.full(k, 1.0 / k), size=over.size)
+            filled[over] = total
+    missing = total - filled
+    extra = int(missing.sum())
+    if extra:
+        owner = np.repeat(np.arange(rows, dtype=np.int64) * k, missing)
+        cells = owner + rng.integers(0, k, size=extra, dtype=np.int64)
+        counts += np.bincount(cells, minlength=rows * k).reshape(rows, k)
+    return counts

@@ -1,0 +1,54 @@
+"""Monte Carlo experiments: coverage, width, timing and privacy of pipelines over grids.
+
+``pf.experiments.run(NAME | CONFIG, ...)`` runs an experiment (the built-in ones reproduce
+experiments.md); ``privframe experiment`` is the same from the command line, and
+:func:`write_report` turns saved runs into ``docs/results.md``. The harness only uses registered
+names through :class:`privframe.Pipeline`; it knows no particular method.
+"""
+
+from __future__ import annotations
+
+from privframe.experiments.cells import NON_PRIVATE, Cell, CellTask
+from privframe.experiments.config import ExperimentSpec, MethodSpec, builtin_names, load_experiment
+from privframe.experiments.executors import (
+    EXECUTORS,
+    DaskExecutor,
+    Executor,
+    ProcessExecutor,
+    SerialExecutor,
+    make_executor,
+)
+from privframe.experiments.generators import GENERATORS
+from privframe.experiments.levels import BudgetLevel
+from privframe.experiments.metrics import TIMING_COLUMNS, CellSummary
+from privframe.experiments.progress import Progress
+from privframe.experiments.report import run_all, write_report
+from privframe.experiments.runner import ExperimentResult, run
+from privframe.experiments.trial import CellOutcome, TrialRecord
+
+__all__ = [
+    "EXECUTORS",
+    "GENERATORS",
+    "NON_PRIVATE",
+    "TIMING_COLUMNS",
+    "BudgetLevel",
+    "Cell",
+    "CellOutcome",
+    "CellSummary",
+    "CellTask",
+    "DaskExecutor",
+    "Executor",
+    "ExperimentResult",
+    "ExperimentSpec",
+    "MethodSpec",
+    "ProcessExecutor",
+    "Progress",
+    "SerialExecutor",
+    "TrialRecord",
+    "builtin_names",
+    "load_experiment",
+    "make_executor",
+    "run",
+    "run_all",
+    "write_report",
+]

@@ -1,0 +1,135 @@
+"""``privframe experiment NAME|CONFIG``: the command-line front of :func:`privframe.experiments.run`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+from privframe.errors import ConfigError
+from privframe.experiments.config import builtin_names
+from privframe.experiments.executors import EXECUTORS
+from privframe.experiments.plots import matplotlib_available
+from privframe.experiments.report import run_all, write_report
+from privframe.experiments.runner import ExperimentResult, run
+
+__all__ = ["DEFAULT_OUT", "add_parser", "command"]
+
+DEFAULT_OUT = "experiment-results"
+
+
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    """Add the ``experiment`` command to the subparsers of the ``privframe`` parser."""
+    p: argparse.ArgumentParser = sub.add_parser(
+        "experiment", help="run a Monte Carlo experiment (a built-in name, 'all', or a TOML/JSON config)"
+    )
+    p.add_argument(
+        "experiment",
+        metavar="NAME|CONFIG",
+        help=f"built-in experiment ({', '.join(builtin_names())}), 'all', or a config file",
+    )
+    p.add_argument("--trials", type=int, help="Monte Carlo trials per cell (default: the config's)")
+    p.add_argument(
+        "--n", metavar="SIZES", help="comma-separated sample sizes, e.g. 500,2000 (default: the config's grid)"
+    )
+    p.add_argument("--methods", help="comma-separated method labels or names (their references are kept)")
+    p.add_argument(
+        "--budget", metavar="LEVELS", help="comma-separated budget level labels, e.g. mu=1 (default: all levels)"
+    )
+    p.add_argument("--seed", type=int, help="seed of the whole experiment (default: the config's)")
+    p.add_argument("--out", metavar="DIR", default=DEFAULT_OUT, help=f"output root directory (default: {DEFAULT_OUT})")
+    p.add_argument("--executor", choices=sorted(EXECUTORS), default="serial", help="where cells run (default serial)")
+    p.add_argument("--workers", type=int, help="processes or local Dask workers (default: the CPU count)")
+    p.add_argument("--scheduler", metavar="ADDRESS", help="address of a running Dask scheduler (with --executor dask)")
+    p.add_argument("--resume", action="store_true", help="skip cells already saved under --out with the same settings")
+    p.add_argument("--report", metavar="FILE", help="then write the Markdown report of every run under --out")
+    p.add_argument("--json", action="store_true", help="print the results as JSON instead of tables")
+    return p
+
+
+def _list(value: str | None, name: str) -> list[str] | None:
+    if value is None:
+        return None
+    items = [item.strip() for item in value.split(",") if item.strip()]
+    if not items:
+        raise ConfigError(f"{name}: expected a comma-separated list")
+    return items
+
+
+def _sizes(value: str | None) -> list[int] | None:
+    items = _list(value, "n")
+    if items is None:
+        return None
+    sizes = []
+    for item in items:
+        try:
+            number = float(item)
+        except ValueError:
+            raise ConfigError("n: expected comma-separated integers") from None
+        if not number.is_integer():
+            raise ConfigError("n: expected comma-separated integers")
+        sizes.append(int(number))
+    return sizes
+
+
+def _print(result: ExperimentResult, as_json: bool) -> None:
+    if as_json:
+        return
+    print(f"{result.spec.name}: {result.spec.title}")
+    print(result.table())
+    if result.out is not None:
+        files = "results.json, results.csv" + (f", {result.spec.name}.png" if matplotlib_available() else "")
+        print(f"saved in {result.out} ({files}); reproduce with: {result.meta['command']}")
+    print()
+
+
+def _report_command(args: argparse.Namespace) -> str:
+    words = ["privframe", "experiment", args.experiment, "--out", args.out]
+    for flag in ("trials", "n", "methods", "budget", "seed", "executor", "workers", "scheduler"):
+        value = getattr(args, flag)
+        if value is not None and not (flag == "executor" and value == "serial"):
+            words += [f"--{flag}", str(value)]
+    if args.resume:
+        words.append("--resume")
+    words += ["--report", args.report]
+    return shlex.join(words)
+
+
+def command(args: argparse.Namespace) -> int:
+    """Run the ``experiment`` command; returns the exit status (130 when interrupted)."""
+    options: dict[str, Any] = {
+        "trials": args.trials,
+        "n": _sizes(args.n),
+        "seed": args.seed,
+        "out": args.out,
+        "executor": args.executor,
+        "workers": args.workers,
+        "scheduler": args.scheduler,
+        "resume": args.resume,
+    }
+    methods, budgets = _list(args.methods, "methods"), _list(args.budget, "budget")
+    results: list[ExperimentResult] = []
+    try:
+        if args.experiment == "all":
+            if methods is not None or budgets is not None:
+                raise ConfigError("methods: --methods and --budget select within one experiment, not with 'all'")
+            results = run_all(on_result=lambda r: _print(r, args.json), **options)
+        else:
+            results = [run(args.experiment, methods=methods, budgets=budgets, **options)]
+            _print(results[0], args.json)
+    except KeyboardInterrupt:
+        print(
+            f"\nprivframe: interrupted; finished cells are saved under {args.out}; "
+            "rerun the same command with --resume to skip them",
+            file=sys.stderr,
+        )
+        return 130
+    if args.json:
+        print(json.dumps([r.to_dict() for r in results], indent=1))
+    if args.report is not None:
+        path = write_report(Path(args.out), Path(args.report), command=_report_command(args))
+        print(f"report written to {path}", file=sys.stderr if args.json else sys.stdout)
+    return 0

@@ -1,0 +1,506 @@
+"""Experiment configs: reading, validation (errors name their path) and overrides.
+
+An experiment config is a TOML/JSON file or a mapping with one ``experiment`` table::
+
+    [experiment]
+    name = "seed1-mean"              # required
+    title = "Bernoulli(0.05) mean"   # optional, shown in reports
+    trials = 400                     # Monte Carlo trials per cell
+    seed = 1                         # default seed (--seed overrides)
+    confidence = 0.9                 # default nominal level of every method
+    delta = 1e-6                     # reporting delta of the (epsilon, delta) column
+    measure_memory = false           # peak traced memory per call (slower; the scale experiment)
+
+    [experiment.data]                # the data-generating process
+    generator = "bernoulli"
+    p = 0.05
+
+    [experiment.grid]
+    n = [2000, 10000, 50000]
+    [[experiment.grid.budgets]]      # privacy levels; see privframe.experiments.levels
+    label = "mu=8"
+    gdp = {unit = "gdp", mu = 8.0}
+
+    [experiment.defaults]            # pipeline keys shared by every method (shallow merge)
+    statistic = "mean"
+    bounds = [0.0, 1.0]
+
+    [experiment.methods.cr-gs-wor]   # one pipeline per label
+    method = "cr-gs"
+    sampler = {name = "wor"}
+    budget = "gdp"                   # the budget slot it takes (omitted: non-private)
+    reference = "subsampling-wor"    # the non-private reference of the same construction
+
+    [experiment.report]              # optional: the size used by `privframe experiment all`
+    trials = 200
+
+    [experiment.oracle_width]        # optional: a known width c * n^p, reported as a ratio
+    coefficient = 0.2843
+    power = -1.0
+
+Part options may be scipy distributions written as tables, ``{scipy = "norm", scale = 1.5}`` (the
+``reference`` of the ``ks`` statistic).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import tomllib
+from collections.abc import Mapping, Sequence
+from importlib import resources
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+import attrs
+
+from privframe.errors import BudgetError, ConfigError
+from privframe.experiments.generators import Generator, make_generator
+from privframe.experiments.levels import BudgetLevel, parse_level
+from privframe.pipeline import Pipeline
+
+__all__ = [
+    "ExperimentSpec",
+    "MethodSpec",
+    "builtin_names",
+    "load_experiment",
+]
+
+_EXPERIMENT_KEYS = (
+    "name",
+    "title",
+    "description",
+    "trials",
+    "seed",
+    "confidence",
+    "delta",
+    "measure_memory",
+    "data",
+    "grid",
+    "defaults",
+    "methods",
+    "report",
+    "oracle_width",
+)
+_PIPELINE_KEYS = ("method", "statistic", "sampler", "mechanism", "accountant", "bounds", "confidence")
+_METHOD_KEYS = (*_PIPELINE_KEYS, "budget", "reference", "truth")
+_BUILTIN_ORDER = (
+    "seed1-mean",
+    "seed1-median",
+    "seed1-ustat",
+    "seed2-median",
+    "seed2-logistic",
+    "seed2-ks",
+    "privboot-mean",
+    "blbquant-grid",
+    "scale-mean",
+)
+
+
+def _frozen(value: Mapping[str, Any]) -> Mapping[str, Any]:
+    return MappingProxyType(dict(value))
+
+
+@attrs.frozen
+class MethodSpec:
+    """One method of an experiment: a pipeline table plus the experiment's settings for it.
+
+    Attributes
+    ----------
+    label : str
+        Unique within the experiment (``"cr-gs-wor"``); ``--methods`` selects by label or method name.
+    pipeline : mapping
+        A pipeline table (``Pipeline.from_dict``) without ``budget``; defaults already merged.
+    budget : str or None
+        The budget slot it takes from each level; None for non-private references.
+    reference : str or None
+        Label of its non-private reference (same construction, same data) for the relative width.
+    truth : float or None
+        An explicit true value; None: the data generator's population value of the statistic.
+    """
+
+    label: str
+    pipeline: Mapping[str, Any] = attrs.field(converter=_frozen)
+    budget: str | None = None
+    reference: str | None = None
+    truth: float | None = None
+
+    @property
+    def method_name(self) -> str:
+        """The registered method name."""
+        method = self.pipeline["method"]
+        return str(method["name"] if isinstance(method, Mapping) else method)
+
+    @property
+    def statistic_name(self) -> str:
+        """The registered statistic name."""
+        statistic = self.pipeline["statistic"]
+        return str(statistic["name"] if isinstance(statistic, Mapping) else statistic)
+
+
+@attrs.frozen
+class ExperimentSpec:
+    """A validated experiment: data, grid, budget levels and methods.
+
+    Build with :func:`load_experiment`; change with :meth:`with_overrides`.
+    """
+
+    name: str
+    title: str
+    description: str
+    trials: int
+    seed: int
+    delta: float
+    measure_memory: bool
+    data: Mapping[str, Any] = attrs.field(converter=_frozen)
+    n: tuple[int, ...]
+    levels: tuple[BudgetLevel, ...]
+    methods: tuple[MethodSpec, ...]
+    report: Mapping[str, Any] = attrs.field(converter=_frozen, factory=dict)
+    oracle_width: Mapping[str, Any] = attrs.field(converter=_frozen, factory=dict)
+    source: str = ""
+
+    def method(self, label: str) -> MethodSpec:
+        """The method with this label."""
+        for spec in self.methods:
+            if spec.label == label:
+                return spec
+        raise ConfigError(f"methods: unknown method label '{label}' (known: {', '.join(self.labels())})")
+
+    def labels(self) -> tuple[str, ...]:
+        """Method labels in config order."""
+        return tuple(m.label for m in self.methods)
+
+    def generator(self) -> Generator:
+        """The data generator."""
+        options = {k: v for k, v in self.data.items() if k != "generator"}
+        return make_generator(self.data.get("generator"), options, "experiment.data")
+
+    def pipeline(self, method: MethodSpec, level: BudgetLevel | None) -> Pipeline:
+        """The pipeline of ``method`` at ``level`` (None for non-private methods); validates it."""
+        path = f"experiment.methods.{method.label}"
+        table = dict(materialise(method.pipeline, path))
+        if method.budget is not None:
+            if level is None:
+                raise ConfigError(f"{path}.budget: no budget level is defined (experiment.grid.budgets)")
+            if method.budget not in level.slots:
+                raise ConfigError(
+                    f"{path}.budget: budget level '{level.label}' has no slot '{method.budget}' "
+                    f"(slots: {', '.join(level.slots)})"
+                )
+            table["budget"] = level.slots[method.budget]
+        try:
+            return Pipeline.from_dict(table, prefix=path)
+        except BudgetError as exc:
+            # A private method without a budget slot, or a reference given one: a config mistake.
+            raise ConfigError(str(exc)) from exc
+
+    def truth(self, method: MethodSpec) -> float:
+        """The true value the method's confidence set should contain."""
+        if method.truth is not None:
+            return method.truth
+        statistic = method.pipeline["statistic"]
+        options = {k: v for k, v in statistic.items() if k != "name"} if isinstance(statistic, Mapping) else {}
+        path = f"experiment.methods.{method.label}"
+        key = json.dumps([dict(self.data), method.statistic_name, options], sort_keys=True, default=repr)
+        try:
+            return _cached_truth(self, key, method.statistic_name, path)
+        except ConfigError as exc:
+            raise ConfigError(f"{path}.{exc}") from exc
+
+    def oracle(self, n: int) -> float | None:
+        """The oracle width at n (``oracle_width``), if the experiment states one."""
+        if not self.oracle_width:
+            return None
+        coefficient, power = float(self.oracle_width["coefficient"]), float(self.oracle_width["power"])
+        return float(coefficient * math.pow(n, power))
+
+    def cells_levels(self, method: MethodSpec) -> tuple[BudgetLevel | None, ...]:
+        """The levels a method runs at: every level if private, once (None) if not."""
+        return self.levels if method.budget is not None else (None,)
+
+    def validate(self) -> None:
+        """Build every pipeline and compute every truth once, so errors surface before any trial runs."""
+        self.generator()
+        for method in self.methods:
+            for level in self.cells_levels(method):
+                self.pipeline(method, level)
+            self.truth(method)
+
+    def with_overrides(
+        self,
+        *,
+        trials: int | None = None,
+        n: Sequence[int] | None = None,
+        methods: Sequence[str] | None = None,
+        budgets: Sequence[str] | None = None,
+        seed: int | None = None,
+    ) -> ExperimentSpec:
+        """A copy with the grid narrowed or resized (``--trials``, ``--n``, ``--methods``, ``--budget``, ``--seed``).
+
+        ``methods`` selects by label or by registered method name; the references of the selected
+        methods are kept too (the relative width needs them). ``budgets`` selects levels by label.
+        """
+        spec = self
+        if trials is not None:
+            spec = attrs.evolve(spec, trials=_positive_int(trials, "trials"))
+        if seed is not None:
+            spec = attrs.evolve(spec, seed=_seed(seed, "seed"))
+        if n is not None:
+            spec = attrs.evolve(spec, n=_n_grid(n, "n"))
+        if methods is not None:
+            spec = attrs.evolve(spec, methods=_select_methods(spec, methods))
+        if budgets is not None:
+            chosen = []
+            known = [level.label for level in spec.levels]
+            for label in budgets:
+                if label not in known:
+                    raise ConfigError(f"budget: unknown budget level '{label}' (levels: {', '.join(known) or 'none'})")
+                chosen.append(label)
+            spec = attrs.evolve(spec, levels=tuple(level for level in spec.levels if level.label in chosen))
+        return spec
+
+
+_TRUTHS: dict[str, float] = {}
+
+
+def _cached_truth(spec: ExperimentSpec, key: str, statistic: str, path: str) -> float:
+    """Truths can take a second (quadrature, optimisation): compute each (data, statistic, options) once."""
+    if key not in _TRUTHS:
+        options = json.loads(key)[2]
+        _TRUTHS[key] = spec.generator().truth(statistic, materialise({"statistic": options}, path)["statistic"])
+    return _TRUTHS[key]
+
+
+def _select_methods(spec: ExperimentSpec, selection: Sequence[str]) -> tuple[MethodSpec, ...]:
+    chosen: set[str] = set()
+    for item in selection:
+        matches = [m.label for m in spec.methods if item in (m.label, m.method_name)]
+        if not matches:
+            raise ConfigError(f"methods: '{item}' matches no method label or name (labels: {', '.join(spec.labels())})")
+        chosen.update(matches)
+    for label in list(chosen):
+        reference = spec.method(label).reference
+        if reference is not None:
+            chosen.add(reference)
+    return tuple(m for m in spec.methods if m.label in chosen)
+
+
+def materialise(table: Mapping[str, Any], path: str) -> Mapping[str, Any]:
+    """Replace option tables ``{scipy = NAME, ...}`` by frozen scipy distributions (one level deep in parts)."""
+    out: dict[str, Any] = {}
+    for key, value in table.items():
+        if isinstance(value, Mapping):
+            out[key] = {k: _scipy(v, f"{path}.{key}.{k}") for k, v in value.items()}
+        else:
+            out[key] = value
+    return out
+
+
+def _scipy(value: Any, path: str) -> Any:
+    if not (isinstance(value, Mapping) and "scipy" in value):
+        return value
+    from scipy import stats
+
+    name = value["scipy"]
+    family = getattr(stats, name, None) if isinstance(name, str) else None
+    if not isinstance(family, (stats.rv_continuous, stats.rv_discrete)):
+        raise ConfigError(f"{path}.scipy: expected the name of a scipy.stats distribution")
+    params = {k: v for k, v in value.items() if k != "scipy"}
+    try:
+        return family(**params)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"{path}: invalid parameters for scipy.stats.{name}: {exc}") from exc
+
+
+# -- reading ------------------------------------------------------------------------------------------
+
+
+def _positive_int(value: object, path: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigError(f"{path}: must be an integer >= 1")
+    return value
+
+
+def _seed(value: object, path: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ConfigError(f"{path}: must be a non-negative integer")
+    return value
+
+
+def _number(value: object, path: str, low: float, high: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ConfigError(f"{path}: must be a number")
+    if not low < value < high:
+        raise ConfigError(f"{path}: must satisfy {low:g} < value < {high:g}")
+    return float(value)
+
+
+def _n_grid(value: object, path: str) -> tuple[int, ...]:
+    if not isinstance(value, Sequence) or isinstance(value, str) or not value:
+        raise ConfigError(f"{path}: expected a non-empty list of sample sizes")
+    sizes = []
+    for i, item in enumerate(value):
+        if isinstance(item, float) and item.is_integer():
+            item = int(item)
+        if isinstance(item, bool) or not isinstance(item, int) or item < 3:
+            raise ConfigError(f"{path}[{i}]: must be an integer >= 3")
+        sizes.append(item)
+    if len(set(sizes)) != len(sizes):
+        raise ConfigError(f"{path}: sample sizes must be distinct")
+    return tuple(sizes)
+
+
+def _table(value: object, path: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"{path}: expected a table")
+    return value
+
+
+def _string(value: object, path: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise ConfigError(f"{path}: expected a non-empty string")
+    return value
+
+
+def _method(label: str, table: Mapping[str, Any], defaults: Mapping[str, Any], confidence: float) -> MethodSpec:
+    path = f"experiment.methods.{label}"
+    for key in table:
+        if key not in _METHOD_KEYS:
+            raise ConfigError(f"{path}.{key}: unknown key (expected one of {', '.join(_METHOD_KEYS)})")
+    pipeline = {"confidence": confidence, **defaults, **{k: v for k, v in table.items() if k in _PIPELINE_KEYS}}
+    for key in ("method", "statistic"):
+        if key not in pipeline:
+            raise ConfigError(f"{path}.{key}: missing (give it here or in experiment.defaults)")
+    budget = table.get("budget")
+    if budget is not None:
+        budget = _string(budget, f"{path}.budget")
+    reference = table.get("reference")
+    if reference is not None:
+        reference = _string(reference, f"{path}.reference")
+    truth = table.get("truth")
+    if truth is not None:
+        truth = _number(truth, f"{path}.truth", -math.inf, math.inf)
+    return MethodSpec(label, pipeline, budget, reference, truth)
+
+
+def parse_experiment(config: Mapping[str, Any], source: str = "") -> ExperimentSpec:
+    """Validate a config mapping ``{"experiment": {...}}`` and build the spec (pipelines included)."""
+    if not isinstance(config, Mapping) or set(config) != {"experiment"}:
+        raise ConfigError("experiment: expected one top-level table named 'experiment'")
+    exp = _table(config["experiment"], "experiment")
+    for key in exp:
+        if key not in _EXPERIMENT_KEYS:
+            raise ConfigError(f"experiment.{key}: unknown key (expected one of {', '.join(_EXPERIMENT_KEYS)})")
+    for key in ("name", "trials", "data", "grid", "methods"):
+        if key not in exp:
+            raise ConfigError(f"experiment.{key}: missing")
+    name = _string(exp["name"], "experiment.name")
+    delta = _number(exp.get("delta", 1e-6), "experiment.delta", 0.0, 1.0)
+    confidence = _number(exp.get("confidence", 0.9), "experiment.confidence", 0.0, 1.0)
+    measure_memory = exp.get("measure_memory", False)
+    if not isinstance(measure_memory, bool):
+        raise ConfigError("experiment.measure_memory: expected true or false")
+    data = _table(exp["data"], "experiment.data")
+    grid = _table(exp["grid"], "experiment.grid")
+    for key in grid:
+        if key not in ("n", "budgets"):
+            raise ConfigError(f"experiment.grid.{key}: unknown key (expected n, budgets)")
+    if "n" not in grid:
+        raise ConfigError("experiment.grid.n: missing")
+    raw_levels = grid.get("budgets", [])
+    if not isinstance(raw_levels, Sequence) or isinstance(raw_levels, str):
+        raise ConfigError("experiment.grid.budgets: expected an array of tables")
+    levels = tuple(parse_level(t, delta, f"experiment.grid.budgets[{i}]") for i, t in enumerate(raw_levels))
+    if len({level.label for level in levels}) != len(levels):
+        raise ConfigError("experiment.grid.budgets: labels must be distinct")
+    defaults = _table(exp.get("defaults", {}), "experiment.defaults")
+    for key in defaults:
+        if key not in _PIPELINE_KEYS:
+            raise ConfigError(f"experiment.defaults.{key}: unknown key (expected one of {', '.join(_PIPELINE_KEYS)})")
+    methods_table = _table(exp["methods"], "experiment.methods")
+    if not methods_table:
+        raise ConfigError("experiment.methods: needs at least one method")
+    methods = tuple(
+        _method(label, _table(table, f"experiment.methods.{label}"), defaults, confidence)
+        for label, table in methods_table.items()
+    )
+    labels = {m.label for m in methods}
+    for m in methods:
+        if m.reference is not None and m.reference not in labels:
+            raise ConfigError(f"experiment.methods.{m.label}.reference: no method labelled '{m.reference}'")
+    report = _table(exp.get("report", {}), "experiment.report")
+    for key in report:
+        if key not in ("trials", "n"):
+            raise ConfigError(f"experiment.report.{key}: unknown key (expected trials, n)")
+    if "trials" in report:
+        _positive_int(report["trials"], "experiment.report.trials")
+    if "n" in report:
+        _n_grid(report["n"], "experiment.report.n")
+    oracle = _table(exp.get("oracle_width", {}), "experiment.oracle_width")
+    if oracle:
+        for key in oracle:
+            if key not in ("coefficient", "power"):
+                raise ConfigError(f"experiment.oracle_width.{key}: unknown key (expected coefficient, power)")
+        for key in ("coefficient", "power"):
+            if key not in oracle:
+                raise ConfigError(f"experiment.oracle_width.{key}: missing")
+        _number(oracle["coefficient"], "experiment.oracle_width.coefficient", 0.0, math.inf)
+        _number(oracle["power"], "experiment.oracle_width.power", -math.inf, math.inf)
+    spec = ExperimentSpec(
+        name=name,
+        title=str(exp.get("title", name)),
+        description=str(exp.get("description", "")),
+        trials=_positive_int(exp["trials"], "experiment.trials"),
+        seed=_seed(exp.get("seed", 0), "experiment.seed"),
+        delta=delta,
+        measure_memory=measure_memory,
+        data=data,
+        n=_n_grid(grid["n"], "experiment.grid.n"),
+        levels=levels,
+        methods=methods,
+        report=report,
+        oracle_width=oracle,
+        source=source,
+    )
+    spec.generator()
+    return spec
+
+
+def builtin_names() -> tuple[str, ...]:
+    """Names of the built-in experiments (experiments.md), in the order of the reproduction report."""
+    return _BUILTIN_ORDER
+
+
+def _builtin_text(name: str) -> str:
+    return resources.files("privframe.experiments").joinpath("configs", f"{name}.toml").read_text(encoding="utf-8")
+
+
+def load_experiment(experiment: str | Path | Mapping[str, Any] | ExperimentSpec) -> ExperimentSpec:
+    """An :class:`ExperimentSpec` from a built-in name, a ``.toml``/``.json`` path, or a mapping.
+
+    Only the config's structure is checked here; :meth:`ExperimentSpec.validate` checks that every
+    method, part and option is registered (the runner calls it before the first trial).
+    """
+    if isinstance(experiment, ExperimentSpec):
+        return experiment
+    if isinstance(experiment, Mapping):
+        return parse_experiment(experiment, "<mapping>")
+    if isinstance(experiment, str) and experiment in _BUILTIN_ORDER:
+        return parse_experiment(tomllib.loads(_builtin_text(experiment)), f"builtin:{experiment}")
+    path = Path(experiment)
+    if path.suffix.lower() not in (".toml", ".json"):
+        raise ConfigError(
+            f"experiment: '{experiment}' is neither a built-in experiment ({', '.join(_BUILTIN_ORDER)}) "
+            "nor a .toml/.json config file"
+        )
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"experiment: cannot read {path.name} ({exc.strerror})") from exc
+    try:
+        config = json.loads(text) if path.suffix.lower() == ".json" else tomllib.loads(text)
+    except (json.JSONDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"experiment: {path.name} is not valid {path.suffix[1:].upper()}: {exc}") from exc
+    return parse_experiment(config, str(path))

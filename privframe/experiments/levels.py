@@ -1,0 +1,163 @@
+"""Budget levels: one privacy level of an experiment, expressed in every unit its methods need.
+
+A level is a table with a ``label`` and named *slots*; each method names the slot it takes
+(``budget = "gdp"``). A slot is either a literal budget table (``{unit = "gdp", mu = 8}``, as in a
+pipeline config) or a *matched* budget ``{match = "gdp", unit = "pure-dp"}``: the budget in ``unit``
+whose (epsilon, delta_ref)-DP equivalent equals that of the slot it matches, so no method is given a
+weaker guarantee than the level states. With ``delta_ref`` the experiment's reporting delta (1e-6):
+
+- the matched slot's epsilon: ``eps`` of ``PureDP(eps)``; ``eps`` of ``ApproxDP(eps, d)`` (``d <= delta_ref``);
+  the tight ``GDP(mu, d0).to_approx_dp(delta_ref).epsilon`` of a GDP budget (``d0 < delta_ref``);
+- ``unit = "pure-dp"``: ``PureDP(eps)``; ``unit = "approx-dp"``: ``ApproxDP(eps, delta_ref)``;
+- ``unit = "gdp"``: the largest ``mu`` with ``GDP(mu)`` implying ``(eps, delta_ref)``; with ``delta = d``
+  (for methods that need (mu, delta)-GDP, e.g. ``cr-ss``): ``GDP(mu, delta=d)`` with ``mu`` the largest
+  whose curve gives ``(eps, delta_ref - d)``, so the total is again ``(eps, delta_ref)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any
+
+import attrs
+
+from privframe import accounting
+from privframe.budgets import GDP, ApproxDP, Budget, PureDP
+from privframe.errors import BudgetError, ConfigError
+
+__all__ = ["BudgetLevel", "budget_table", "epsilon_at", "match_budget", "parse_level"]
+
+_LITERAL_UNITS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "gdp": (("mu",), ("delta",)),
+    "approx-dp": (("epsilon", "delta"), ()),
+    "pure-dp": (("epsilon",), ()),
+}
+
+
+def _frozen_slots(value: Mapping[str, Budget]) -> Mapping[str, Budget]:
+    return MappingProxyType(dict(value))
+
+
+@attrs.frozen
+class BudgetLevel:
+    """One privacy level: a label and the budget of each slot.
+
+    Attributes
+    ----------
+    label : str
+        Shown in tables (``"mu=8"``, ``"eps=1"``).
+    slots : mapping of str to Budget
+        The budget each slot name stands for.
+    """
+
+    label: str
+    slots: Mapping[str, Budget] = attrs.field(converter=_frozen_slots)
+
+
+def epsilon_at(budget: Budget, delta_ref: float) -> float:
+    """The epsilon of the (epsilon, delta_ref)-DP guarantee ``budget`` implies."""
+    if isinstance(budget, PureDP):
+        return budget.epsilon
+    if isinstance(budget, ApproxDP):
+        if budget.delta > delta_ref:
+            raise BudgetError(
+                "delta: an (epsilon, delta) budget with delta above the reporting delta cannot be matched"
+            )
+        return budget.epsilon
+    if budget.delta >= delta_ref:
+        raise BudgetError("delta: a (mu, delta)-GDP budget with delta >= the reporting delta cannot be matched")
+    return budget.to_approx_dp(delta_ref).epsilon
+
+
+def match_budget(source: Budget, unit: str, delta_ref: float, gdp_delta: float | None = None) -> Budget:
+    """The budget in ``unit`` whose (epsilon, delta_ref) equivalent equals that of ``source``."""
+    eps = epsilon_at(source, delta_ref)
+    if unit == "pure-dp":
+        return PureDP(eps)
+    if unit == "approx-dp":
+        return ApproxDP(eps, delta_ref)
+    if unit == "gdp":
+        if gdp_delta is None or gdp_delta == 0:
+            return GDP(accounting.gdp_mu_for(eps, delta_ref))
+        if not 0 < gdp_delta < delta_ref:
+            raise BudgetError("delta: must satisfy 0 < delta < the reporting delta")
+        return GDP(accounting.gdp_mu_for(eps, delta_ref - gdp_delta), delta=gdp_delta)
+    raise BudgetError("unit: expected one of gdp, approx-dp, pure-dp")
+
+
+def _literal(table: Mapping[str, Any], path: str) -> Budget:
+    unit = table.get("unit")
+    if unit not in _LITERAL_UNITS:
+        raise ConfigError(f"{path}.unit: expected one of {', '.join(_LITERAL_UNITS)}")
+    required, optional = _LITERAL_UNITS[unit]
+    for key in table:
+        if key != "unit" and key not in required + optional:
+            raise ConfigError(f"{path}.{key}: unknown key for a '{unit}' budget")
+    for key in required:
+        if key not in table:
+            raise ConfigError(f"{path}.{key}: missing")
+    values = {k: table[k] for k in required + optional if k in table}
+    try:
+        if unit == "gdp":
+            return GDP(values["mu"], delta=values.get("delta", 0.0))
+        if unit == "approx-dp":
+            return ApproxDP(values["epsilon"], values["delta"])
+        return PureDP(values["epsilon"])
+    except BudgetError as exc:
+        raise ConfigError(f"{path}.{exc}") from exc
+
+
+def _matched(table: Mapping[str, Any], literals: Mapping[str, Budget], delta_ref: float, path: str) -> Budget:
+    for key in table:
+        if key not in ("match", "unit", "delta"):
+            raise ConfigError(f"{path}.{key}: unknown key for a matched budget (expected match, unit, delta)")
+    source = table["match"]
+    if not isinstance(source, str) or source not in literals:
+        raise ConfigError(f"{path}.match: expected the name of a literal budget slot of this level")
+    unit = table.get("unit")
+    if unit not in _LITERAL_UNITS:
+        raise ConfigError(f"{path}.unit: expected one of {', '.join(_LITERAL_UNITS)}")
+    gdp_delta = table.get("delta")
+    if gdp_delta is not None and (unit != "gdp" or isinstance(gdp_delta, bool) or not isinstance(gdp_delta, float)):
+        raise ConfigError(f"{path}.delta: only a matched 'gdp' budget takes a delta (a number)")
+    try:
+        return match_budget(literals[source], unit, delta_ref, gdp_delta)
+    except BudgetError as exc:
+        raise ConfigError(f"{path}.{exc}") from exc
+
+
+def parse_level(table: object, delta_ref: float, path: str) -> BudgetLevel:
+    """Read one budget level (``{label = ..., SLOT = {...}, ...}``); errors name ``path``."""
+    if not isinstance(table, Mapping):
+        raise ConfigError(f"{path}: expected a table with a label and budget slots")
+    label = table.get("label")
+    if not isinstance(label, str) or not label:
+        raise ConfigError(f"{path}.label: expected a non-empty string")
+    literals: dict[str, Budget] = {}
+    for slot, value in table.items():
+        if slot == "label":
+            continue
+        if not isinstance(value, Mapping):
+            raise ConfigError(f"{path}.{slot}: expected a budget table")
+        if "match" not in value:
+            literals[slot] = _literal(value, f"{path}.{slot}")
+    slots: dict[str, Budget] = {}
+    for slot, value in table.items():
+        if slot != "label":
+            slots[slot] = literals[slot] if slot in literals else _matched(value, literals, delta_ref, f"{path}.{slot}")
+    if not slots:
+        raise ConfigError(f"{path}: a budget level needs at least one slot besides its label")
+    return BudgetLevel(label, slots)
+
+
+def budget_table(budget: Budget) -> dict[str, Any]:
+    """A budget as a plain table (``{"unit": "gdp", "mu": 8.0}``), for JSON and fingerprints."""
+    if isinstance(budget, GDP):
+        table: dict[str, Any] = {"unit": "gdp", "mu": budget.mu}
+        if budget.delta:
+            table["delta"] = budget.delta
+        return table
+    if isinstance(budget, ApproxDP):
+        return {"unit": "approx-dp", "epsilon": budget.epsilon, "delta": budget.delta}
+    return {"unit": "pure-dp", "epsilon": budget.epsilon}

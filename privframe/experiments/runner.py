@@ -1,0 +1,230 @@
+"""The experiment runner behind ``pf.experiments.run`` and ``privframe experiment``."""
+
+from __future__ import annotations
+
+import datetime
+import shlex
+import time
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from privframe.errors import ConfigError
+from privframe.experiments.cells import NON_PRIVATE, CellTask, expand
+from privframe.experiments.config import ExperimentSpec, load_experiment
+from privframe.experiments.executors import Executor, make_executor
+from privframe.experiments.metrics import CellSummary, summarise
+from privframe.experiments.output import format_table, write_csv
+from privframe.experiments.plots import plot_experiment
+from privframe.experiments.progress import Progress
+from privframe.experiments.store import CellStore, write_json_atomic
+from privframe.experiments.trial import CellOutcome, run_cell
+
+__all__ = ["ExperimentResult", "run"]
+
+ExperimentLike = str | Path | Mapping[str, Any] | ExperimentSpec
+
+
+@attrs.frozen
+class ExperimentResult:
+    """The table of one experiment run, with its settings and the raw trial records.
+
+    Attributes
+    ----------
+    spec : ExperimentSpec
+        The settings actually run (after overrides).
+    rows : tuple of CellSummary
+        One per cell, in table order (budget level, method, n).
+    outcomes : mapping
+        Trial records per cell key.
+    meta : mapping
+        Command, seed, sizes, executor, wall time, resumed cells, versions.
+    out : Path or None
+        The experiment's output directory, when results were written.
+    """
+
+    spec: ExperimentSpec
+    rows: tuple[CellSummary, ...]
+    outcomes: Mapping[str, CellOutcome] = attrs.field(repr=False)
+    meta: Mapping[str, Any]
+    out: Path | None = None
+
+    def table(self) -> str:
+        """The plain-text table printed by the CLI."""
+        return format_table(self.rows)
+
+    def comparable_rows(self) -> list[dict[str, Any]]:
+        """Rows without timing columns: identical for the same seed on every executor."""
+        return [row.comparable() for row in self.rows]
+
+    def to_dict(self) -> dict[str, Any]:
+        """Settings and rows as plain values (the content of ``results.json``)."""
+        return {**self.meta, "rows": [row.to_dict() for row in self.rows]}
+
+
+def _csv(values: Sequence[object]) -> str:
+    return ",".join(str(v) for v in values)
+
+
+def equivalent_command(
+    spec: ExperimentSpec, base: ExperimentSpec, executor: str, workers: int | None, source: str
+) -> str:
+    """The ``privframe experiment`` command that reproduces this table (any executor gives the same)."""
+    words = ["privframe", "experiment", source, "--trials", str(spec.trials), "--n", _csv(spec.n)]
+    words += ["--seed", str(spec.seed)]
+    if spec.labels() != base.labels():
+        words += ["--methods", _csv(spec.labels())]
+    levels = [level.label for level in spec.levels]
+    if levels != [level.label for level in base.levels]:
+        words += ["--budget", _csv(levels)]
+    if executor != "serial":
+        words += ["--executor", executor]
+        if workers is not None:
+            words += ["--workers", str(workers)]
+    return shlex.join(words)
+
+
+def _rows(spec: ExperimentSpec, tasks: list[CellTask], outcomes: Mapping[str, CellOutcome]) -> list[CellSummary]:
+    by_cell = {(t.cell.method, t.cell.budget, t.cell.n): t for t in tasks}
+    rows = []
+    for task in tasks:
+        reference = spec.method(task.cell.method).reference
+        ref_outcome = None
+        if reference is not None:
+            ref_budget = task.cell.budget if spec.method(reference).budget is not None else NON_PRIVATE
+            ref_task = by_cell.get((reference, ref_budget, task.cell.n))
+            ref_outcome = outcomes.get(ref_task.cell.key) if ref_task is not None else None
+        rows.append(summarise(task, outcomes[task.cell.key], ref_outcome, spec.oracle(task.cell.n)))
+    return rows
+
+
+def _nominal(spec: ExperimentSpec) -> float | None:
+    levels = Counter(float(m.pipeline.get("confidence", 0.9)) for m in spec.methods)
+    return levels.most_common(1)[0][0] if levels else None
+
+
+def run(
+    experiment: ExperimentLike,
+    *,
+    trials: int | None = None,
+    n: Sequence[int] | None = None,
+    methods: Sequence[str] | None = None,
+    budgets: Sequence[str] | None = None,
+    seed: int | None = None,
+    out: str | Path | None = None,
+    executor: str | Executor = "serial",
+    workers: int | None = None,
+    scheduler: str | None = None,
+    resume: bool = False,
+    progress: bool | None = None,
+    on_cell: Callable[[CellOutcome], None] | None = None,
+) -> ExperimentResult:
+    """Run an experiment: Monte Carlo trials of its pipelines over its grid.
+
+    Parameters
+    ----------
+    experiment : str, Path, mapping or ExperimentSpec
+        A built-in name (``pf.experiments.builtin_names()``), a ``.toml``/``.json`` config, or a mapping.
+    trials, n, methods, budgets, seed : optional
+        Overrides: trials per cell, the n grid, method labels or names (their references are kept),
+        budget level labels, the seed.
+    out : str or Path, optional
+        Output root: each finished cell is saved at once under ``out/<name>/cells/``, and
+        ``results.json``, ``results.csv`` and (with the ``plot`` extra) ``<name>.png`` are written at
+        the end. Without it nothing is written.
+    executor : {"serial", "processes", "dask"} or an executor object
+        Where cells run; the table does not depend on it.
+    workers : int, optional
+        Processes or local Dask workers (default: the CPU count).
+    scheduler : str, optional
+        A Dask scheduler address (``executor="dask"`` only); default a local cluster.
+    resume : bool
+        Skip cells already saved under ``out`` with identical settings.
+    progress : bool, optional
+        Draw a progress bar on standard error; default only when it is a terminal.
+    on_cell : callable, optional
+        Called with each newly finished cell after it is saved (an exception here stops the run,
+        leaving the finished cells on disk).
+
+    Returns
+    -------
+    ExperimentResult
+
+    Examples
+    --------
+    >>> import privframe as pf
+    >>> res = pf.experiments.run("seed1-mean", trials=3, n=[400], methods=["cr-gs-wor"], budgets=["mu=1"])
+    >>> [(row.method, row.n, row.trials) for row in res.rows]
+    [('cr-gs-wor', 400, 3), ('subsampling-wor', 400, 3)]
+    """
+    from privframe import __version__
+
+    started = time.perf_counter()
+    base = load_experiment(experiment)
+    spec = base.with_overrides(trials=trials, n=n, methods=methods, budgets=budgets, seed=seed)
+    spec.validate()
+    runner = make_executor(executor, workers=workers, scheduler=scheduler)
+    if resume and out is None:
+        raise ConfigError("resume: needs an output directory (out)")
+    directory = None if out is None else Path(out) / spec.name
+    store = None if directory is None else CellStore(directory, __version__)
+    tasks = expand(spec)
+    outcomes: dict[str, CellOutcome] = {}
+    if resume and store is not None:
+        for task in tasks:
+            saved = store.load(task)
+            if saved is not None:
+                outcomes[task.cell.key] = saved
+    resumed = len(outcomes)
+    pending = [t for t in tasks if t.cell.key not in outcomes]
+    by_key = {t.cell.key: t for t in tasks}
+    bar = Progress(len(tasks), spec.name, enabled=progress)
+    bar.start(resumed)
+    finished = runner.imap_unordered(run_cell, pending)
+    try:
+        for outcome in finished:
+            outcomes[outcome.cell.key] = outcome
+            if store is not None:
+                store.save(by_key[outcome.cell.key], outcome)
+            bar.advance()
+            if on_cell is not None:
+                on_cell(outcome)
+    finally:
+        # Stop the executor now (cancel queued cells) rather than when the generator is collected.
+        close = getattr(finished, "close", None)
+        if close is not None:
+            close()
+        bar.close()
+    rows = tuple(_rows(spec, tasks, outcomes))
+    source = spec.source.removeprefix("builtin:")
+    meta: dict[str, Any] = {
+        "experiment": spec.name,
+        "title": spec.title,
+        "description": spec.description,
+        "source": spec.source,
+        "command": equivalent_command(spec, base, runner.name, workers, source),
+        "seed": spec.seed,
+        "trials": spec.trials,
+        "n": list(spec.n),
+        "budgets": [level.label for level in spec.levels],
+        "methods": list(spec.labels()),
+        "spec_trials": base.trials,
+        "spec_n": list(base.n),
+        "nominal": _nominal(spec),
+        "executor": runner.name,
+        "cells": len(tasks),
+        "resumed_cells": resumed,
+        "wall_seconds": time.perf_counter() - started,
+        "cell_seconds": sum(outcomes[t.cell.key].seconds for t in tasks),
+        "privframe_version": __version__,
+        "finished_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+    }
+    result = ExperimentResult(spec, rows, outcomes, meta, directory)
+    if directory is not None:
+        write_json_atomic(directory / "results.json", result.to_dict())
+        write_csv(list(rows), directory / "results.csv")
+        plot_experiment(rows, directory / f"{spec.name}.png", title=spec.title, nominal=meta["nominal"])
+    return result
