@@ -124,7 +124,10 @@ def _print_result(result: IntervalResult | RegionResult) -> None:
     print(f"  method {result.method} ({shown})")
     print(f"  privacy: {result.privacy.summary(1e-6)}")
     for event in result.privacy.events:
-        print(f"    {event.label}: {event.mechanism}, {event.budget}, noise scale {event.noise_scale:.4g}")
+        # Smooth-bound and selection mechanisms have no fixed noise scale (it is data-dependent or absent).
+        scale = "" if event.noise_scale is None else f", noise scale {event.noise_scale:.4g}"
+        count = "" if event.count == 1 else f" x {event.count}"
+        print(f"    {event.label}: {event.mechanism}, {event.budget}{count}{scale}")
 
 
 def _cmd_plugins(args: argparse.Namespace) -> int:

@@ -99,12 +99,16 @@ class Ledger:
         return self.total.to_approx_dp(delta)
 
     def summary(self, delta: float = 1e-6) -> str:
-        """One line: the total in its native unit and as (eps, delta)-DP."""
+        """One line: the total in its native unit and as (eps, delta)-DP, flagged when only asymptotic."""
         if self.total is None:
             return "non-private (no privacy guarantee)"
-        if isinstance(self.total, PureDP):
-            return str(self.total)
-        if isinstance(self.total, GDP) and delta <= self.total.delta:
-            return str(self.total)
+        flag = " (asymptotic guarantee)" if self.asymptotic else ""
+        if isinstance(self.total, (PureDP, ApproxDP)) or (isinstance(self.total, GDP) and delta <= self.total.delta):
+            return f"{self.total}{flag}"
         approx = self.as_approx_dp(delta)
-        return f"{self.total} = ({approx.epsilon:.4g}, {approx.delta:g})-DP"
+        return f"{self.total} = ({approx.epsilon:.4g}, {approx.delta:g})-DP{flag}"
+
+    @property
+    def asymptotic(self) -> bool:
+        """True when any event's guarantee holds only asymptotically (e.g. Dette-Graw's "clt" calibration)."""
+        return any(event.asymptotic for event in self.events)

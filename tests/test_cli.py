@@ -131,3 +131,24 @@ def test_budget_gdp_delta_needs_mu_and_an_explicit_target(capsys: pytest.Capture
     assert main(["budget", "--mu", "1", "--gdp-delta", "1e-7", "--delta", "1e-5", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["epsilon"] == pytest.approx(accounting.gdp_epsilon(1e-5 - 1e-7, 1.0), rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("method", "budget", "expected"),
+    [
+        ("cr-ss", '{ unit = "gdp", mu = 8.0, delta = 1e-6 }', "center: ptr-gdp, (5.65685, 5e-07)-GDP"),
+        ("privsub", '{ unit = "approx-dp", epsilon = 1.0, delta = 1e-6 }', "subsample: exponential"),
+    ],
+)
+def test_run_prints_mechanisms_without_a_fixed_noise_scale(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], method: str, budget: str, expected: str
+) -> None:
+    """PTR-GDP and the exponential mechanism have no fixed noise scale; the report must still print."""
+    config = tmp_path / "p.toml"
+    config.write_text(f'[pipeline]\nmethod = "{method}"\nstatistic = "median"\nbounds = [-6, 4]\nbudget = {budget}\n')
+    data = tmp_path / "d.npy"
+    np.save(data, np.random.default_rng(1).normal(0, 2, 3000))
+    assert main(["run", str(config), "--data", str(data), "--seed", "5"]) == 0
+    out = capsys.readouterr().out
+    assert expected in out
+    assert "noise scale None" not in out

@@ -2,22 +2,31 @@
 
 The code blocks in ``docs/*.md`` run as doctests (``--doctest-glob=*.md``). This module checks what
 doctests cannot: that ``docs/cli.md`` documents every command, option and positional argument of the
-real parser (and no option that does not exist), and that every page in the ``mkdocs.yml`` nav exists.
+real parser (and no option that does not exist); that every page in the ``mkdocs.yml`` nav exists;
+that ``docs/configuration.md`` documents every option of every standard part with its real default;
+that every method has a page with the required sections; and that the README's list of parts matches
+the registry.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import re
 from pathlib import Path
+from typing import Any
 
+import attrs
 import pytest
 
+import privframe as pf
 from privframe.cli import build_parser
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 CLI_MD = DOCS / "cli.md"
+CONFIGURATION_MD = DOCS / "configuration.md"
+README = ROOT / "README.md"
 MKDOCS = ROOT / "mkdocs.yml"
 
 # A documented option or positional: a bullet whose first backticked word is the name, e.g.
@@ -116,3 +125,165 @@ def test_every_page_is_in_the_nav() -> None:
     pages = set(_nav_pages())
     on_disk = {p.relative_to(DOCS).as_posix() for p in DOCS.rglob("*.md")}
     assert on_disk <= pages, f"pages not in the mkdocs.yml nav: {sorted(on_disk - pages)}"
+
+
+# -- links between pages ------------------------------------------------------------------------------------
+
+_LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def _slug(heading: str) -> str:
+    """The anchor Python-Markdown's toc extension (mkdocs' default) gives a heading."""
+    text = re.sub(r"[`*]", "", heading)
+    text = re.sub(r"[^\w\s-]", "", text).strip().lower()
+    return re.sub(r"[-\s]+", "-", text)
+
+
+def _anchors(path: Path) -> set[str]:
+    anchors: set[str] = set()
+    fenced = False
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.startswith("```"):
+            fenced = not fenced
+        elif not fenced and re.match(r"^#{1,6} ", line):
+            anchors.add(_slug(line.lstrip("#").strip()))
+    return anchors
+
+
+def test_every_link_between_pages_resolves() -> None:
+    broken: list[str] = []
+    for page in sorted(DOCS.rglob("*.md")):
+        for target in _LINK.findall(page.read_text(encoding="utf-8")):
+            if re.match(r"^[a-z]+:", target):
+                continue  # an external URL
+            file_part, _, anchor = target.partition("#")
+            linked = (page.parent / file_part).resolve() if file_part else page
+            where = f"{page.relative_to(DOCS).as_posix()} -> {target}"
+            if not linked.is_file():
+                broken.append(f"{where} (no such page)")
+            elif anchor and linked.suffix == ".md" and anchor not in _anchors(linked):
+                broken.append(f"{where} (no such heading)")
+    assert not broken, "broken links in docs/:\n" + "\n".join(broken)
+
+
+# -- configuration.md: every option of every standard part, with its default ------------------------------
+
+_KIND_HEADINGS = {
+    "Methods": "method",
+    "Statistics": "statistic",
+    "Samplers": "sampler",
+    "Mechanisms": "mechanism",
+    "Accountants": "accountant",
+}
+# A documented option: "| `name` | type | `default` ... | meaning |".
+_OPTION_ROW = re.compile(r"^\|\s*`([A-Za-z_]\w*)`\s*\|[^|]*\|\s*`([^`]*)`", re.MULTILINE)
+
+
+def _standard_entries() -> list[pf.PluginEntry]:
+    """The parts of the standard plugins (third-party plugins document their own options)."""
+    return [entry for entry in pf.registry.entries() if entry.plugin.startswith("std-")]
+
+
+def _part_sections(text: str) -> dict[tuple[str, str], str]:
+    """``(kind, name)`` -> the text of its ``#### `name``` section under a ``### <Kind>`` heading."""
+    sections: dict[tuple[str, str], list[str]] = {}
+    kind: str | None = None
+    current: tuple[str, str] | None = None
+    for line in text.splitlines():
+        if line.startswith("## ") or line.startswith("### "):
+            kind = _KIND_HEADINGS.get(line.lstrip("#").strip()) if line.startswith("### ") else None
+            current = None
+            continue
+        heading = re.match(r"^#### `([a-z0-9-]+)`\s*$", line)
+        if heading:
+            current = (kind, heading.group(1)) if kind else None
+            if current is not None:
+                assert current not in sections, f"configuration.md documents {current} twice"
+                sections[current] = []
+            continue
+        if current is not None:
+            sections[current].append(line)
+    return {key: "\n".join(lines) for key, lines in sections.items()}
+
+
+@pytest.fixture(scope="module")
+def part_sections() -> dict[tuple[str, str], str]:
+    return _part_sections(CONFIGURATION_MD.read_text(encoding="utf-8"))
+
+
+def test_configuration_has_a_section_for_every_standard_part(part_sections: dict[tuple[str, str], str]) -> None:
+    registered = {(entry.kind, entry.name) for entry in _standard_entries()}
+    missing = registered - set(part_sections)
+    assert not missing, f"docs/configuration.md has no '#### `name`' section for {sorted(missing)}"
+    stale = set(part_sections) - registered
+    assert not stale, f"docs/configuration.md documents parts that are not registered: {sorted(stale)}"
+
+
+@pytest.mark.parametrize("entry", _standard_entries(), ids=lambda e: f"{e.kind}-{e.name}")
+def test_configuration_documents_every_option_and_its_default(
+    entry: pf.PluginEntry, part_sections: dict[tuple[str, str], str]
+) -> None:
+    section = part_sections.get((entry.kind, entry.name))
+    if section is None:
+        pytest.skip("reported by test_configuration_has_a_section_for_every_standard_part")
+    rows = dict(_OPTION_ROW.findall(section))
+    declared = entry.options()
+    if not declared:
+        assert not rows, f"{entry.kind} '{entry.name}' has no options, but configuration.md lists {sorted(rows)}"
+        assert re.search(r"\bNo options\b", section), f"say 'No options' for {entry.kind} '{entry.name}'"
+        return
+    assert set(rows) == set(declared), (
+        f"{entry.kind} '{entry.name}': configuration.md lists {sorted(rows)}, the part declares {sorted(declared)}"
+    )
+    factory: Any = entry.factory  # an attrs class; typed as a plain callable by the registry
+    defaults = {field.name: field.default for field in attrs.fields(factory)}
+    for option, written in rows.items():
+        assert ast.literal_eval(written) == defaults[option], (
+            f"{entry.kind} '{entry.name}', option {option}: documented default {written}, real {defaults[option]!r}"
+        )
+
+
+# -- method pages --------------------------------------------------------------------------------------------
+
+_METHOD_NAMES = re.compile(r"^Method names?: (.*?)\.", re.MULTILINE)
+_REQUIRED_SECTIONS = (
+    r"^## What it (releases|computes)",
+    r"^## Parameters and defaults",
+    r"^## Example",
+    r"^## When to use it",
+)
+
+
+def _method_pages() -> list[str]:
+    return [page for page in _nav_pages() if page.startswith("methods/")]
+
+
+def test_every_method_has_a_page_in_the_nav() -> None:
+    documented: set[str] = set()
+    for page in _method_pages():
+        for names in _METHOD_NAMES.findall((DOCS / page).read_text(encoding="utf-8")):
+            documented.update(re.findall(r"`([a-z0-9-]+)`", names))
+    methods = {entry.name for entry in _standard_entries() if entry.kind == "method"}
+    missing = methods - documented
+    assert not missing, f"no page under methods/ in the mkdocs.yml nav says 'Method name: `...`' for {sorted(missing)}"
+
+
+@pytest.mark.parametrize("page", _method_pages())
+def test_method_pages_have_the_required_sections(page: str) -> None:
+    text = (DOCS / page).read_text(encoding="utf-8")
+    assert re.search(r"^Method names?: ", text, re.MULTILINE), f"{page}: no 'Method name: `...`' line"
+    assert "Guarantee: " in text.split("\n## ", 1)[0], f"{page}: the introduction must state 'Guarantee: ...'"
+    for pattern in _REQUIRED_SECTIONS:
+        assert re.search(pattern, text, re.MULTILINE), f"{page}: no section matching {pattern!r}"
+
+
+# -- README ----------------------------------------------------------------------------------------------
+
+
+def test_readme_lists_every_standard_part() -> None:
+    text = README.read_text(encoding="utf-8")
+    box = re.search(r"^## What is in the box\n(.*?)(?=^## )", text, re.MULTILINE | re.DOTALL)
+    assert box, "README.md has no '## What is in the box' section"
+    listed = set(re.findall(r"`([a-z0-9-]+)`", box.group(1)))
+    missing = {entry.name for entry in _standard_entries()} - listed
+    assert not missing, f"README.md 'What is in the box' does not list {sorted(missing)} (see privframe plugins)"
