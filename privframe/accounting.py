@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from types import MappingProxyType
 
 import attrs
 import numpy as np
 from scipy import optimize, special
 
+from privframe._frozen import frozen_mapping
 from privframe.errors import BudgetError, ConfigError
 
 __all__ = [
@@ -264,10 +264,6 @@ def gdp_pure_epsilon(mu: float) -> float:
     return eps
 
 
-def _frozen_floats(values: Mapping[str, float]) -> Mapping[str, float]:
-    return MappingProxyType(dict(values))
-
-
 COMPOSITIONS = ("basic", "advanced", "optimal")
 """The homogeneous compositions :func:`compose_subsampled` and :func:`calibrate_subsampled` compare."""
 
@@ -307,7 +303,7 @@ class SubsampledCalibration:
     epsilon_composed: float
     delta_composed: float
     composition: str
-    candidates: Mapping[str, float] = attrs.field(converter=_frozen_floats)
+    candidates: Mapping[str, float] = attrs.field(converter=frozen_mapping)
     n: int
     m: int
     count: int

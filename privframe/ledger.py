@@ -8,10 +8,10 @@ native unit. Accountant plugins compose events; the core only stores and convert
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from types import MappingProxyType
 
 import attrs
 
+from privframe._frozen import frozen_mapping
 from privframe.budgets import GDP, ApproxDP, Budget, PureDP
 from privframe.errors import BudgetError
 
@@ -21,10 +21,6 @@ __all__ = ["Ledger", "PrivacyEvent"]
 def _positive_int(_: object, attribute: attrs.Attribute[int], value: int) -> None:
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
         raise BudgetError(f"{attribute.name}: must be a positive integer")
-
-
-def _freeze_details(details: Mapping[str, float]) -> Mapping[str, float]:
-    return MappingProxyType(dict(details))
 
 
 @attrs.frozen
@@ -62,7 +58,7 @@ class PrivacyEvent:
     count: int = attrs.field(default=1, validator=_positive_int)
     asymptotic: bool = False
     note: str = ""
-    details: Mapping[str, float] = attrs.field(factory=dict, converter=_freeze_details, hash=False)
+    details: Mapping[str, float] = attrs.field(factory=dict, converter=frozen_mapping, hash=False)
 
 
 def _as_events(events: Iterable[PrivacyEvent]) -> tuple[PrivacyEvent, ...]:

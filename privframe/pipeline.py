@@ -20,6 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from privframe import engine
+from privframe._frozen import frozen_mapping
 from privframe._rng import RngLike, as_seed_sequence
 from privframe.budgets import GDP, ApproxDP, Budget, PureDP
 from privframe.data import as_data
@@ -35,10 +36,6 @@ _PART_KINDS: tuple[Kind, ...] = ("sampler", "mechanism", "accountant")
 _TOP_KEYS = ("method", "statistic", "sampler", "mechanism", "accountant", "budget", "bounds", "confidence")
 
 
-def _freeze(options: Mapping[str, Any]) -> Mapping[str, Any]:
-    return MappingProxyType(dict(options))
-
-
 @attrs.frozen
 class Part:
     """A registered part by name, with its options.
@@ -52,7 +49,7 @@ class Part:
     """
 
     name: str
-    options: Mapping[str, Any] = attrs.field(factory=dict, converter=_freeze, hash=False)
+    options: Mapping[str, Any] = attrs.field(factory=dict, converter=frozen_mapping, hash=False)
 
     @classmethod
     def coerce(cls, value: Part | str | Mapping[str, Any], path: str) -> Part:

@@ -3,21 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from types import MappingProxyType
 from typing import Any
 
 import attrs
 import numpy as np
 import numpy.typing as npt
 
+from privframe._frozen import frozen_mapping
 from privframe.errors import ConfigError, DataError
 from privframe.ledger import Ledger
 
 __all__ = ["IntervalResult", "RegionResult"]
-
-
-def _frozen_mapping(value: Mapping[str, Any]) -> Mapping[str, Any]:
-    return MappingProxyType(dict(value))
 
 
 def _readonly_vector(value: npt.ArrayLike) -> npt.NDArray[np.float64]:
@@ -53,8 +49,8 @@ class IntervalResult:
     center: float
     confidence: float
     method: str
-    parameters: Mapping[str, Any] = attrs.field(converter=_frozen_mapping)
-    diagnostics: Mapping[str, Any] = attrs.field(converter=_frozen_mapping)
+    parameters: Mapping[str, Any] = attrs.field(converter=frozen_mapping)
+    diagnostics: Mapping[str, Any] = attrs.field(converter=frozen_mapping)
     privacy: Ledger
 
     @property
@@ -100,8 +96,8 @@ class RegionResult:
     radius: float
     confidence: float
     method: str
-    parameters: Mapping[str, Any] = attrs.field(converter=_frozen_mapping)
-    diagnostics: Mapping[str, Any] = attrs.field(converter=_frozen_mapping)
+    parameters: Mapping[str, Any] = attrs.field(converter=frozen_mapping)
+    diagnostics: Mapping[str, Any] = attrs.field(converter=frozen_mapping)
     privacy: Ledger
 
     @property

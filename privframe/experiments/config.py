@@ -50,11 +50,11 @@ import tomllib
 from collections.abc import Mapping, Sequence
 from importlib import resources
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any
 
 import attrs
 
+from privframe._frozen import frozen_mapping
 from privframe.errors import BudgetError, ConfigError
 from privframe.experiments.generators import Generator, make_generator
 from privframe.experiments.levels import BudgetLevel, parse_level
@@ -98,10 +98,6 @@ _BUILTIN_ORDER = (
 )
 
 
-def _frozen(value: Mapping[str, Any]) -> Mapping[str, Any]:
-    return MappingProxyType(dict(value))
-
-
 @attrs.frozen
 class MethodSpec:
     """One method of an experiment: a pipeline table plus the experiment's settings for it.
@@ -121,7 +117,7 @@ class MethodSpec:
     """
 
     label: str
-    pipeline: Mapping[str, Any] = attrs.field(converter=_frozen)
+    pipeline: Mapping[str, Any] = attrs.field(converter=frozen_mapping)
     budget: str | None = None
     reference: str | None = None
     truth: float | None = None
@@ -153,12 +149,12 @@ class ExperimentSpec:
     seed: int
     delta: float
     measure_memory: bool
-    data: Mapping[str, Any] = attrs.field(converter=_frozen)
+    data: Mapping[str, Any] = attrs.field(converter=frozen_mapping)
     n: tuple[int, ...]
     levels: tuple[BudgetLevel, ...]
     methods: tuple[MethodSpec, ...]
-    report: Mapping[str, Any] = attrs.field(converter=_frozen, factory=dict)
-    oracle_width: Mapping[str, Any] = attrs.field(converter=_frozen, factory=dict)
+    report: Mapping[str, Any] = attrs.field(converter=frozen_mapping, factory=dict)
+    oracle_width: Mapping[str, Any] = attrs.field(converter=frozen_mapping, factory=dict)
     source: str = ""
 
     def method(self, label: str) -> MethodSpec:

@@ -17,12 +17,12 @@ weaker guarantee than the level states. With ``delta_ref`` the experiment's repo
 from __future__ import annotations
 
 from collections.abc import Mapping
-from types import MappingProxyType
 from typing import Any
 
 import attrs
 
 from privframe import accounting
+from privframe._frozen import frozen_mapping
 from privframe.budgets import GDP, ApproxDP, Budget, PureDP
 from privframe.errors import BudgetError, ConfigError
 
@@ -33,10 +33,6 @@ _LITERAL_UNITS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "approx-dp": (("epsilon", "delta"), ()),
     "pure-dp": (("epsilon",), ()),
 }
-
-
-def _frozen_slots(value: Mapping[str, Budget]) -> Mapping[str, Budget]:
-    return MappingProxyType(dict(value))
 
 
 @attrs.frozen
@@ -52,7 +48,7 @@ class BudgetLevel:
     """
 
     label: str
-    slots: Mapping[str, Budget] = attrs.field(converter=_frozen_slots)
+    slots: Mapping[str, Budget] = attrs.field(converter=frozen_mapping)
 
 
 def epsilon_at(budget: Budget, delta_ref: float) -> float:
