@@ -118,6 +118,15 @@ def _bytes_per_row(x: Array, m: int) -> int:
     return 8 * m * (1 + 2 * width)
 
 
+def _row_slices(resamples: Resamples, x: Array, index: IndexMatrix) -> list[IndexMatrix]:
+    """The block itself, or row slices of it when one block's gathered values would exceed the memory budget
+    (long rows of wide data); ``workers`` blocks are in flight together."""
+    per_slice = max(1, resamples.memory_budget // (_bytes_per_row(x, resamples.m) * max(1, resamples.workers)))
+    if index.shape[0] <= per_slice:
+        return [index]
+    return [index[i : i + per_slice] for i in range(0, index.shape[0], per_slice)]
+
+
 def _checked(statistic: Statistic, values: object, rows: int, dimension: int) -> Array:
     out = np.asarray(values, dtype=np.float64)
     if out.shape != (rows, dimension):
@@ -128,14 +137,21 @@ def _checked(statistic: Statistic, values: object, rows: int, dimension: int) ->
 
 
 def evaluate_resamples(statistic: Statistic, x: Array, resamples: Resamples, dimension: int) -> Array:
-    """theta on every resample, ``(B, dimension)``, chunk by chunk under the memory budget (threads if asked)."""
+    """theta on every resample, ``(B, dimension)``, block by block within the memory budget (threads if asked).
 
-    def chunk(index: IndexMatrix) -> Array:
+    Statistics are computed row by row, so the result does not depend on how rows are grouped.
+    """
+
+    def rows(index: IndexMatrix) -> Array:
         with guarded("statistic", statistic.name, "evaluate_batch"):
             values = statistic.evaluate_batch(x, index)
         return _checked(statistic, values, index.shape[0], dimension)
 
-    out = np.concatenate(resamples.map_chunks(chunk, _bytes_per_row(x, resamples.m)), axis=0)
+    def chunk(block: IndexMatrix) -> Array:
+        parts = [rows(index) for index in _row_slices(resamples, x, block)]
+        return parts[0] if len(parts) == 1 else np.concatenate(parts, axis=0)
+
+    out = np.concatenate(resamples.map_blocks(chunk), axis=0)
     if not np.all(np.isfinite(out)):
         raise DataError(f"statistic: '{statistic.name}' returned a non-finite value on a resample")
     return out
@@ -153,12 +169,16 @@ def evaluate_resamples_smooth(
     if not isinstance(statistic, SmoothStatistic):
         raise ConfigError(f"statistic: '{statistic.name}' has no smooth sensitivity (it cannot be used with cr-ss)")
 
-    def chunk(index: IndexMatrix) -> tuple[Array, Array]:
+    def rows(index: IndexMatrix) -> tuple[Array, Array]:
         with guarded("statistic", statistic.name, "evaluate_smooth_batch"):
             values, smooth = statistic.evaluate_smooth_batch(x, index, beta, bounds)
         return _checked(statistic, values, index.shape[0], dimension), np.asarray(smooth, dtype=np.float64)
 
-    parts = resamples.map_chunks(chunk, _bytes_per_row(x, resamples.m))
+    parts = [
+        part
+        for block in resamples.map_blocks(lambda b: [rows(i) for i in _row_slices(resamples, x, b)])
+        for part in block
+    ]
     values = np.concatenate([p[0] for p in parts], axis=0)
     smooth = np.concatenate([p[1] for p in parts], axis=0)
     if smooth.shape != (resamples.B,):

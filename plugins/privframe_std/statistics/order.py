@@ -62,14 +62,23 @@ def order_smooth_sensitivity(sorted_rows: pf.Array, rank: int, beta: float, low:
     best = np.zeros(rows, dtype=np.float64)
     j = 0
     while True:
-        decay = math.exp(-j * beta)
-        if decay * width <= best.min() or j > k + 1:
+        if math.exp(-j * beta) * width <= best.min() or j > k + 1:
             return best
-        upper = np.clip(np.arange(rank, rank + j + 2), 0, k + 1)
-        lower = np.clip(upper - j - 1, 0, k + 1)
-        a_j = np.max(padded[:, upper] - padded[:, lower], axis=1)
-        np.maximum(best, decay * a_j, out=best)
-        j += 1
+        # A run of distances j..j+run-1 at once (fewer Python steps); a window index past j + 1 repeats the
+        # last window of its row, which leaves the maximum unchanged.
+        run = min(_J_RUN, k + 2 - j)
+        js = np.arange(j, j + run)
+        t = np.minimum(np.arange(j + run + 1)[np.newaxis, :], (js + 1)[:, np.newaxis])
+        upper = np.clip(rank + t, 0, k + 1)
+        lower = np.clip(upper - (js + 1)[:, np.newaxis], 0, k + 1)
+        a_j = np.max(padded[:, upper] - padded[:, lower], axis=2)  # (rows, run)
+        decay = np.array([math.exp(-i * beta) for i in range(j, j + run)])
+        np.maximum(best, np.max(decay * a_j, axis=1), out=best)
+        j += run
+
+
+_J_RUN = 8
+"""Distances j evaluated per vectorised step of the smooth-sensitivity search."""
 
 
 @attrs.frozen
