@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import numpy as np
@@ -41,15 +42,37 @@ def distinct_rows(rng: np.random.Generator, rows: int, n: int, m: int) -> pf.Ind
         return out
     index = uniform_rows(rng, rows, n, m)
     group = max(1, min(rows, GROUP_ENTRIES // n))
-    size = group * m
-    marker: npt.NDArray[np.integer[Any]] = np.empty(group * n, dtype=np.int32 if size < 2**31 else np.intp)
-    positions = np.arange(size, dtype=marker.dtype)
-    offsets = np.repeat(np.arange(group, dtype=np.intp) * n, m)
+    marker, positions, offsets = _scratch(group, n, m)
     for start in range(0, rows, group):
         block = index[start : start + group]
         count = block.shape[0] * m
         _redraw_repeats(rng, block, n, marker, positions[:count], offsets[:count])
     return index
+
+
+_SCRATCH = threading.local()
+
+
+def _scratch(
+    group: int, n: int, m: int
+) -> tuple[npt.NDArray[np.integer[Any]], npt.NDArray[np.integer[Any]], pf.IndexMatrix]:
+    """This thread's marker array and the constant position and row-offset arrays for (group, n, m).
+
+    Reused from block to block: allocating a fresh marker of several MiB per block costs page faults that
+    took a third of the run time. Its stale contents are harmless (see :func:`_redraw_repeats`).
+    """
+    key = (group, n, m)
+    if getattr(_SCRATCH, "key", None) != key:
+        size = group * m
+        dtype = np.int32 if size < 2**31 else np.intp
+        _SCRATCH.marker = np.empty(group * n, dtype=dtype)
+        _SCRATCH.positions = np.arange(size, dtype=dtype)
+        _SCRATCH.offsets = np.repeat(np.arange(group, dtype=np.intp) * n, m)
+        _SCRATCH.key = key
+    marker: npt.NDArray[np.integer[Any]] = _SCRATCH.marker
+    positions: npt.NDArray[np.integer[Any]] = _SCRATCH.positions
+    offsets: pf.IndexMatrix = _SCRATCH.offsets
+    return marker, positions, offsets
 
 
 def _redraw_repeats(
@@ -62,8 +85,9 @@ def _redraw_repeats(
 ) -> None:
     """Make every row of ``block`` distinct in place (see :func:`distinct_rows`).
 
-    ``marker`` is scratch space and need not be initialised: a value is read back only after it was
-    written in this call, or checked against the slot it points to.
+    ``marker`` is scratch space and need not be initialised (it may hold values from an earlier call): a
+    value is read back only after it was written in this call, or checked against the slot it points to,
+    whose key matches only if this call wrote that very entry.
     """
     size = positions.shape[0]
     keys = block.reshape(-1) + offsets  # (row, value) -> row * n + value
