@@ -266,3 +266,19 @@ def test_coverage_wor_n10000(statistic: str) -> None:
     """Issue acceptance: 300 seeded trials at n = 10000, mu = 8 (SE 0.017), within 3 SE of 0.90."""
     coverage, _ = _coverage(statistic, 10_000, 300, 10_000)
     assert abs(coverage - 0.90) <= 3 * math.sqrt(0.09 / 300)
+
+
+@pytest.mark.parametrize(
+    ("method", "budget", "mechanism"),
+    [
+        ("cr-gs", pf.GDP(1.0), "ptr-gdp"),
+        ("cr-ss", pf.GDP(1.0, delta=1e-6), "gaussian"),
+        ("dette-graw", pf.GDP(1.0), "ptr-gdp"),
+        ("privboot", pf.GDP(1.0), "exponential"),
+    ],
+)
+def test_a_part_of_the_wrong_kind_is_a_config_error(method: str, budget: pf.Budget, mechanism: str) -> None:
+    with pytest.raises(pf.ConfigError, match=r"^mechanism: .*cannot use"):
+        pf.confidence_interval(
+            _uniform(500, 3), "mean", method=method, budget=budget, bounds=(-0.5, 0.5), mechanism=mechanism
+        )

@@ -185,7 +185,7 @@ class BLBQuant:
         """Compute the interval and its ledger."""
         epsilon = _epsilon(budget)
         assert budget is not None
-        sampler = require(parts.sampler, "sampler", self.name)
+        sampler = require(parts.sampler, "sampler", self.name, pf.Sampler)
         assert isinstance(sampler, pf.Sampler)
         if data.ndim != 1:
             raise DataError("x: blbquant needs one-dimensional data")

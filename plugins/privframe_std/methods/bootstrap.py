@@ -49,7 +49,7 @@ class PercentileBootstrap:
         """Compute the non-private interval (the ledger is empty)."""
         if budget is not None:
             raise pf.BudgetError("budget: 'bootstrap' is non-private; pass budget=None")
-        sampler = require(parts.sampler, "sampler", self.name)
+        sampler = require(parts.sampler, "sampler", self.name, pf.Sampler)
         assert isinstance(sampler, pf.Sampler)
         statistic = parts.statistic
         (sample_rng,) = pf.spawn_generators(rng, 1)

@@ -83,9 +83,9 @@ class DetteGraw:
         rng: np.random.SeedSequence,
     ) -> pf.IntervalResult:
         """Compute the interval and its ledger."""
-        sampler = require(parts.sampler, "sampler", self.name)
-        mechanism = require(parts.mechanism, "mechanism", self.name)
-        accountant = require(parts.accountant, "accountant", self.name)
+        sampler = require(parts.sampler, "sampler", self.name, pf.Sampler)
+        mechanism = require(parts.mechanism, "mechanism", self.name, pf.Mechanism)
+        accountant = require(parts.accountant, "accountant", self.name, pf.Accountant)
         assert isinstance(sampler, pf.Sampler)
         assert isinstance(mechanism, pf.Mechanism)
         assert isinstance(accountant, pf.Accountant)

@@ -99,8 +99,8 @@ class PrivBoot:
         rng: np.random.SeedSequence,
     ) -> pf.IntervalResult:
         """Compute the interval and its ledger."""
-        sampler = require(parts.sampler, "sampler", self.name)
-        mechanism = require(parts.mechanism, "mechanism", self.name)
+        sampler = require(parts.sampler, "sampler", self.name, pf.Sampler)
+        mechanism = require(parts.mechanism, "mechanism", self.name, pf.Mechanism)
         assert isinstance(sampler, pf.Sampler)
         assert isinstance(mechanism, pf.Mechanism)
         if budget is None:

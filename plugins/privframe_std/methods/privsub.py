@@ -126,7 +126,7 @@ class PrivSub:
         """Compute the interval, its ECDF and its ledger."""
         if budget is None:
             raise pf.BudgetError("budget: privsub is private and needs a budget")
-        sampler = require(parts.sampler, "sampler", self.name)
+        sampler = require(parts.sampler, "sampler", self.name, pf.Sampler)
         assert isinstance(sampler, pf.Sampler)
         sampler = self._sampler(sampler)
         statistic = parts.statistic

@@ -54,7 +54,7 @@ class Subsampling:
         """Compute the non-private region (the ledger is empty)."""
         if budget is not None:
             raise pf.BudgetError("budget: 'subsampling' is non-private; pass budget=None")
-        sampler = require(parts.sampler, "sampler", self.name)
+        sampler = require(parts.sampler, "sampler", self.name, pf.Sampler)
         assert isinstance(sampler, pf.Sampler)
         (sample_rng,) = pf.spawn_generators(rng, 1)
         roots = compute_roots(parts.statistic, data, sampler, confidence, sample_rng, self.order_statistic)
