@@ -162,6 +162,24 @@ def exact_rejection_probability(n: int, m: int, B: int, kappa: int) -> float:
 N_REJ, M_REJ, B_REJ, RHO_REJ = 200, 23, 64, 0.5
 
 
+def _cr_gs_wr(x: np.ndarray, *, on_reject: str, rng: int) -> pf.IntervalResult:
+    """CR-GS with the multiplicity-constrained sampler at the rejection-test settings, recording releases."""
+    return pf.confidence_interval(
+        x,
+        "mean",
+        method="cr-gs",
+        budget=pf.GDP(1.0),
+        bounds=(0, 1),
+        sampler="wr",
+        mechanism="test-recording-gaussian",
+        m=M_REJ,
+        B=B_REJ,
+        rho=RHO_REJ,
+        on_reject=on_reject,
+        rng=rng,
+    )
+
+
 def test_sampler_rejected_rate_matches_its_probability_and_releases_nothing() -> None:
     """600 seeded calls: the rejection rate must match the exact probability p ~ 0.064 within 4 SE (SE =
     sqrt(p (1 - p) / 600) = 0.010) and stay below the documented bound rho. A rejected call drew no noise
@@ -176,20 +194,7 @@ def test_sampler_rejected_rate_matches_its_probability_and_releases_nothing() ->
     for seed in range(calls):
         RELEASED.clear()
         try:
-            res = pf.confidence_interval(
-                x,
-                "mean",
-                method="cr-gs",
-                budget=pf.GDP(1.0),
-                bounds=(0, 1),
-                sampler="wr",
-                mechanism="test-recording-gaussian",
-                m=M_REJ,
-                B=B_REJ,
-                rho=RHO_REJ,
-                on_reject="raise",
-                rng=seed,
-            )
+            res = _cr_gs_wr(x, on_reject="raise", rng=seed)
         except pf.SamplerRejected as exc:
             messages.append(str(exc))
             assert RELEASED == []  # nothing released: the sampler runs before any noise
@@ -206,20 +211,7 @@ def test_redraw_never_rejects_and_keeps_the_ledger_complete() -> None:
     x = _bernoulli(N_REJ, 1)
     for seed in range(60):  # ~4 of these reject with on_reject="raise"
         RELEASED.clear()
-        res = pf.confidence_interval(
-            x,
-            "mean",
-            method="cr-gs",
-            budget=pf.GDP(1.0),
-            bounds=(0, 1),
-            sampler="wr",
-            mechanism="test-recording-gaussian",
-            m=M_REJ,
-            B=B_REJ,
-            rho=RHO_REJ,
-            on_reject="redraw",
-            rng=seed,
-        )
+        res = _cr_gs_wr(x, on_reject="redraw", rng=seed)
         assert [e.label for e in res.privacy.events] == RELEASED
         assert res.parameters["kappa"] == 3
 

@@ -9,6 +9,7 @@ Names: ``bernoulli``, ``truncated-normal``, ``uniform``, ``normal``, ``clipped-n
 
 from __future__ import annotations
 
+import abc
 import math
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Protocol
@@ -79,15 +80,15 @@ def _reference_cdf(options: Mapping[str, Any]) -> Callable[[Array], Array]:
     return lambda x: np.asarray(cdf(x), dtype=np.float64)
 
 
-class _ScalarDistribution:
+class _ScalarDistribution(abc.ABC):
     """Truths of scalar statistics from a frozen scipy distribution (``mean``, ``median``, ``quantile``,
     ``u-statistic`` with the product kernel, ``ks``)."""
 
     name: ClassVar[str]
 
+    @abc.abstractmethod
     def distribution(self) -> Any:
         """The frozen scipy distribution of one record."""
-        raise NotImplementedError
 
     def truth(self, statistic: str, options: Mapping[str, Any]) -> float:
         """The population value of a scalar statistic."""
