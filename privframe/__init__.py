@@ -1,15 +1,20 @@
 """privframe: differentially private confidence intervals and regions via resampling.
 
 The core knows no particular statistic, mechanism or method; those are plugins found through the
-``privframe`` entry-point group (the standard ones live in ``privframe_std``).
+``privframe`` entry-point group (the standard ones live in ``privframe_std``). The experiment harness
+(``pf.experiments``) and the auditor (``pf.audit``) are clients of the core, imported on first use.
 """
 
 from __future__ import annotations
 
-from privframe import accounting, audit, engine, estimators, experiments
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from privframe import accounting, estimators, evaluation, resampling, validators
 from privframe._rng import RngLike, as_seed_sequence, spawn_generators
 from privframe.api import confidence_interval, confidence_region
 from privframe.budgets import GDP, ApproxDP, Budget, PureDP, as_gdp
+from privframe.context import RunContext
 from privframe.data import as_data, load_data
 from privframe.errors import (
     BudgetError,
@@ -23,26 +28,25 @@ from privframe.errors import (
 )
 from privframe.estimators import CallableEstimator, MechanismEstimator, PrivateEstimator
 from privframe.hookspecs import hookimpl
-from privframe.ledger import Ledger, PrivacyEvent
-from privframe.pipeline import Part, Pipeline
+from privframe.ledger import Ledger, PrivacyEvent, Subsample
+from privframe.method import Method
+from privframe.pipeline import Part, Pipeline, ResolvedPipeline
 from privframe.protocols import (
     Accountant,
-    BlockSeeds,
     DirectStatistic,
     Mechanism,
-    Method,
-    Parts,
+    PopulationStatistic,
     PreparingStatistic,
     QuantileStatistic,
     RatedStatistic,
-    Resamples,
     Sampler,
     SelectionMechanism,
     SmoothMechanism,
-    SmoothRelease,
     SmoothStatistic,
     Statistic,
     StatisticWithDefaultMechanism,
+    WeightedSelectionMechanism,
+    WeightedStatistic,
 )
 from privframe.registry import (
     AccountantRegistry,
@@ -53,25 +57,47 @@ from privframe.registry import (
     StatisticRegistry,
     registry,
 )
+from privframe.resampling import BlockSeeds, Resamples, RunOptions
 from privframe.results import IntervalResult, RegionResult
+from privframe.sizes import SizeRule
 from privframe.spending import PrivacySpender
-from privframe.types import Array, Bounds, IndexMatrix, L2Ball
+from privframe.types import Array, Bounds, Design, IndexMatrix, L2Ball, SmoothRelease
+
+if TYPE_CHECKING:
+    from privframe import audit, experiments
 
 __version__ = "0.1.0"
+
+_LAZY = ("audit", "experiments")
+
+
+def __getattr__(name: str) -> Any:
+    """Import the auditor and the experiment harness on first use, so ``import privframe`` stays light."""
+    if name in _LAZY:
+        module = importlib.import_module(f"privframe.{name}")
+        globals()[name] = module
+        return module
+    raise AttributeError(f"module 'privframe' has no attribute '{name}'")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
 
 __all__ = [
     "GDP",
     "Accountant",
-    "BlockSeeds",
     "AccountantRegistry",
     "ApproxDP",
     "Array",
+    "BlockSeeds",
     "Bounds",
     "Budget",
     "BudgetError",
     "CallableEstimator",
     "ConfigError",
     "DataError",
+    "Design",
     "DirectStatistic",
     "IndexMatrix",
     "IntervalResult",
@@ -83,33 +109,40 @@ __all__ = [
     "Method",
     "MethodRegistry",
     "PTRFailed",
-    "PrivacyWarning",
     "Part",
-    "Parts",
     "Pipeline",
     "PluginEntry",
     "PluginError",
+    "PopulationStatistic",
     "PreparingStatistic",
     "PrivacyEvent",
     "PrivacySpender",
+    "PrivacyWarning",
     "PrivateEstimator",
     "PrivframeError",
     "PureDP",
     "QuantileStatistic",
     "RatedStatistic",
-    "SmoothMechanism",
-    "SmoothRelease",
-    "SmoothStatistic",
     "RegionResult",
     "Resamples",
+    "ResolvedPipeline",
     "RngLike",
+    "RunContext",
+    "RunOptions",
     "Sampler",
     "SamplerRegistry",
     "SamplerRejected",
     "SelectionMechanism",
+    "SizeRule",
+    "SmoothMechanism",
+    "SmoothRelease",
+    "SmoothStatistic",
     "Statistic",
     "StatisticRegistry",
     "StatisticWithDefaultMechanism",
+    "Subsample",
+    "WeightedSelectionMechanism",
+    "WeightedStatistic",
     "__version__",
     "accounting",
     "as_data",
@@ -118,11 +151,13 @@ __all__ = [
     "audit",
     "confidence_interval",
     "confidence_region",
-    "engine",
     "estimators",
+    "evaluation",
     "experiments",
     "hookimpl",
     "load_data",
     "registry",
+    "resampling",
     "spawn_generators",
+    "validators",
 ]

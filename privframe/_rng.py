@@ -31,9 +31,9 @@ def as_seed_sequence(rng: RngLike) -> np.random.SeedSequence:
         return np.random.SeedSequence(rng.integers(0, 2**63, size=4).tolist())
     if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool):
         if rng < 0:
-            raise ConfigError("rng: an integer seed must be non-negative")
+            raise ConfigError("an integer seed must be non-negative", path="rng")
         return np.random.SeedSequence(int(rng))
-    raise ConfigError("rng: expected None, a non-negative int, a numpy SeedSequence or a numpy Generator")
+    raise ConfigError("expected None, a non-negative int, a numpy SeedSequence or a numpy Generator", path="rng")
 
 
 def spawn_generators(seq: np.random.SeedSequence, count: int) -> list[np.random.Generator]:

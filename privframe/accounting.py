@@ -1,4 +1,4 @@
-"""Accounting math as pure functions (algorithms.md section 1).
+"""Accounting math as pure functions (``docs/algorithms.md``, section 1).
 
 Everything here is closed-form or a one-dimensional root find; no state, no randomness. The budget
 classes (:mod:`privframe.budgets`) and the accountant plugins are thin layers over these functions.
@@ -7,23 +7,24 @@ classes (:mod:`privframe.budgets`) and the accountant plugins are thin layers ov
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 
-import attrs
 import numpy as np
-from scipy import optimize, special
+from scipy import special
 
-from privframe._frozen import frozen_mapping
 from privframe.errors import BudgetError, ConfigError
 
 __all__ = [
     "COMPOSITIONS",
-    "SubsampledCalibration",
+    "COMPOSITION_SAFETY",
     "advanced_composition",
+    "check_count",
+    "check_delta",
+    "check_nonnegative",
+    "check_positive",
     "amplify_wor",
     "basic_composition",
-    "calibrate_subsampled",
-    "compose_subsampled",
+    "compose_homogeneous",
     "gdp_compose",
     "gdp_delta",
     "gdp_epsilon",
@@ -37,26 +38,29 @@ __all__ = [
 ]
 
 
-def _check_positive(value: float, name: str) -> float:
+def check_positive(value: float, name: str) -> float:
+    """A finite number > 0, else ``BudgetError`` with path ``name``."""
     value = float(value)
     if not math.isfinite(value) or value <= 0:
-        raise BudgetError(f"{name}: must be a finite number > 0")
+        raise BudgetError("must be a finite number > 0", path=name)
     return value
 
 
-def _check_nonnegative(value: float, name: str) -> float:
+def check_nonnegative(value: float, name: str) -> float:
+    """A finite number >= 0, else ``BudgetError`` with path ``name``."""
     value = float(value)
     if not math.isfinite(value) or value < 0:
-        raise BudgetError(f"{name}: must be a finite number >= 0")
+        raise BudgetError("must be a finite number >= 0", path=name)
     return value
 
 
-def _check_delta(delta: float, name: str = "delta", *, allow_zero: bool = True) -> float:
+def check_delta(delta: float, name: str = "delta", *, allow_zero: bool = True) -> float:
+    """A delta in [0, 1) (or (0, 1) without ``allow_zero``), else ``BudgetError`` with path ``name``."""
     delta = float(delta)
     low_ok = delta >= 0 if allow_zero else delta > 0
     if not (math.isfinite(delta) and low_ok and delta < 1):
         bound = "0 <= delta < 1" if allow_zero else "0 < delta < 1"
-        raise BudgetError(f"{name}: must satisfy {bound}")
+        raise BudgetError(f"must satisfy {bound}", path=name)
     return delta
 
 
@@ -66,8 +70,8 @@ def gdp_delta(epsilon: float, mu: float) -> float:
     ``delta(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2)``, evaluated in log space so that
     large ``eps`` does not overflow.
     """
-    epsilon = _check_nonnegative(epsilon, "epsilon")
-    mu = _check_positive(mu, "mu")
+    epsilon = check_nonnegative(epsilon, "epsilon")
+    mu = check_positive(mu, "mu")
     first = special.log_ndtr(-epsilon / mu + mu / 2)
     second = epsilon + special.log_ndtr(-epsilon / mu - mu / 2)
     if second >= first:
@@ -78,15 +82,17 @@ def gdp_delta(epsilon: float, mu: float) -> float:
 
 def gdp_epsilon(delta: float, mu: float) -> float:
     """Smallest eps >= 0 with ``delta(eps; mu) <= delta`` (tight mu-GDP -> (eps, delta))."""
-    delta = _check_delta(delta, allow_zero=False)
-    mu = _check_positive(mu, "mu")
+    delta = check_delta(delta, allow_zero=False)
+    mu = check_positive(mu, "mu")
     if gdp_delta(0.0, mu) <= delta:
         return 0.0
     upper = max(1.0, mu)
     while gdp_delta(upper, mu) > delta:
         upper *= 2.0
         if upper > 1e6:
-            raise BudgetError("delta: too small to convert this mu to (epsilon, delta)")
+            raise BudgetError("too small to convert this mu to (epsilon, delta)", path="delta")
+    from scipy import optimize  # imported on first use: ``import privframe`` stays light
+
     root = float(optimize.brentq(lambda e: gdp_delta(e, mu) - delta, 0.0, upper, xtol=1e-14, rtol=1e-14))
     # brentq may land a hair below the root; step up until the reported (eps, delta) really holds.
     while gdp_delta(root, mu) > delta:
@@ -96,13 +102,15 @@ def gdp_epsilon(delta: float, mu: float) -> float:
 
 def gdp_mu_for(epsilon: float, delta: float) -> float:
     """Largest mu whose mu-GDP guarantee implies (eps, delta)-DP (the sound (eps, delta) -> GDP direction)."""
-    epsilon = _check_positive(epsilon, "epsilon")
-    delta = _check_delta(delta, allow_zero=False)
+    epsilon = check_positive(epsilon, "epsilon")
+    delta = check_delta(delta, allow_zero=False)
     lower, upper = 1e-8, 1.0
     while gdp_delta(epsilon, upper) < delta:
         upper *= 2.0
         if upper > 1e4:
-            raise BudgetError("epsilon: too large to calibrate a GDP parameter")
+            raise BudgetError("too large to calibrate a GDP parameter", path="epsilon")
+    from scipy import optimize
+
     root = optimize.brentq(lambda m: gdp_delta(epsilon, m) - delta, lower, upper, xtol=1e-14, rtol=1e-14)
     mu = float(root)
     # brentq may land a hair above the root; step down until the guarantee holds.
@@ -113,14 +121,14 @@ def gdp_mu_for(epsilon: float, delta: float) -> float:
 
 def gdp_compose(mus: Iterable[float]) -> float:
     """Composition of mu_i-GDP mechanisms: ``sqrt(sum mu_i^2)``."""
-    values = [_check_nonnegative(m, "mu") for m in mus]
+    values = [check_nonnegative(m, "mu") for m in mus]
     return math.hypot(*values)  # no overflow or underflow for extreme mu
 
 
 def basic_composition(budgets: Sequence[tuple[float, float]]) -> tuple[float, float]:
     """Basic composition: epsilons and deltas add."""
-    eps = math.fsum(_check_nonnegative(e, "epsilon") for e, _ in budgets)
-    delta = math.fsum(_check_delta(d) for _, d in budgets)
+    eps = math.fsum(check_nonnegative(e, "epsilon") for e, _ in budgets)
+    delta = math.fsum(check_delta(d) for _, d in budgets)
     return eps, min(delta, 1.0)
 
 
@@ -129,11 +137,11 @@ def advanced_composition(epsilon: float, delta: float, k: int, slack: float) -> 
 
     ``eps_k = sqrt(2 k ln(1/d)) eps' + k eps' (e^eps' - 1)``, ``delta_k = k delta' + d``.
     """
-    epsilon = _check_nonnegative(epsilon, "epsilon")
-    delta = _check_delta(delta)
-    slack = _check_delta(slack, "slack", allow_zero=False)
+    epsilon = check_nonnegative(epsilon, "epsilon")
+    delta = check_delta(delta)
+    slack = check_delta(slack, "slack", allow_zero=False)
     if k < 1:
-        raise BudgetError("k: must be a positive integer")
+        raise BudgetError("must be a positive integer", path="k")
     eps_k = math.sqrt(2 * k * math.log(1 / slack)) * epsilon + k * epsilon * math.expm1(epsilon)
     return eps_k, min(k * delta + slack, 1.0)
 
@@ -143,10 +151,10 @@ def amplify_wor(epsilon: float, delta: float, m: int, n: int) -> tuple[float, fl
 
     ``(ln(1 + (m/n)(e^eps - 1)), (m/n) delta)``.
     """
-    epsilon = _check_nonnegative(epsilon, "epsilon")
-    delta = _check_delta(delta)
+    epsilon = check_nonnegative(epsilon, "epsilon")
+    delta = check_delta(delta)
     if not (1 <= m <= n):
-        raise BudgetError("m: must satisfy 1 <= m <= n")
+        raise BudgetError("must satisfy 1 <= m <= n", path="m")
     q = m / n
     return math.log1p(q * math.expm1(epsilon)), q * delta
 
@@ -154,26 +162,27 @@ def amplify_wor(epsilon: float, delta: float, m: int, n: int) -> tuple[float, fl
 def group_privacy_gdp(mu: float, k: int) -> float:
     """A mu-GDP mechanism is (k mu)-GDP for datasets that differ in k records."""
     if k < 1:
-        raise BudgetError("k: must be a positive integer")
-    return k * _check_positive(mu, "mu")
+        raise BudgetError("must be a positive integer", path="k")
+    return k * check_positive(mu, "mu")
 
 
 def group_privacy_approx(epsilon: float, delta: float, k: int) -> tuple[float, float]:
     """Group privacy for (eps, delta)-DP: ``(k eps, k e^{(k-1) eps} delta)``."""
-    epsilon = _check_nonnegative(epsilon, "epsilon")
-    delta = _check_delta(delta)
+    epsilon = check_nonnegative(epsilon, "epsilon")
+    delta = check_delta(delta)
     if k < 1:
-        raise BudgetError("k: must be a positive integer")
+        raise BudgetError("must be a positive integer", path="k")
     return k * epsilon, min(k * math.exp((k - 1) * epsilon) * delta, 1.0)
 
 
 # ---------------------------------------------------------------------------------------------------------
-# Optimal composition, pure DP as GDP, and the calibration of subsampled releases (algorithms.md 1 and 4)
+# Optimal composition and pure DP as GDP
 
 
-def _check_count(k: int, name: str = "k") -> int:
+def check_count(k: int, name: str = "k") -> int:
+    """A positive integer, else ``BudgetError`` with path ``name``."""
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise BudgetError(f"{name}: must be a positive integer")
+        raise BudgetError("must be a positive integer", path=name)
     return int(k)
 
 
@@ -189,10 +198,10 @@ def optimal_composition_delta(epsilon: float, delta: float, k: int, target_epsil
     attains it). At ``eps' = (k - 2i) eps`` it is KOV's ``1 - (1 - delta)^k (1 - delta_i)``. Evaluated in log
     space, so large ``k eps`` does not overflow.
     """
-    epsilon = _check_nonnegative(epsilon, "epsilon")
-    delta = _check_delta(delta)
-    k = _check_count(k)
-    target_epsilon = _check_nonnegative(target_epsilon, "target_epsilon")
+    epsilon = check_nonnegative(epsilon, "epsilon")
+    delta = check_delta(delta)
+    k = check_count(k)
+    target_epsilon = check_nonnegative(target_epsilon, "target_epsilon")
     levels = np.arange(k + 1, dtype=np.float64)
     log_binom = special.gammaln(k + 1.0) - special.gammaln(levels + 1.0) - special.gammaln(k - levels + 1.0)
     log_mass = log_binom + levels * epsilon - k * np.logaddexp(0.0, epsilon)
@@ -212,20 +221,24 @@ def optimal_composition(epsilon: float, delta: float, k: int, target_delta: floa
     basic (``k eps``) or advanced composition at the same total delta. Raises ``BudgetError`` when
     ``target_delta`` is below ``1 - (1 - delta)^k``, which no epsilon reaches.
     """
-    epsilon = _check_nonnegative(epsilon, "epsilon")
-    delta = _check_delta(delta)
-    k = _check_count(k)
-    target_delta = _check_delta(target_delta, "target_delta")
+    epsilon = check_nonnegative(epsilon, "epsilon")
+    delta = check_delta(delta)
+    k = check_count(k)
+    target_delta = check_delta(target_delta, "target_delta")
     top = k * epsilon
     if target_delta == 0.0:
         # Exactly: delta_k(eps') = 0 iff delta = 0 and eps' >= k eps (tiny positive terms would underflow).
         if delta > 0:
-            raise BudgetError("target_delta: below 1 - (1 - delta)^k, which no epsilon of the composition reaches")
+            raise BudgetError(
+                "below 1 - (1 - delta)^k, which no epsilon of the composition reaches", path="target_delta"
+            )
         return top
     if optimal_composition_delta(epsilon, delta, k, top) > target_delta:
-        raise BudgetError("target_delta: below 1 - (1 - delta)^k, which no epsilon of the composition reaches")
+        raise BudgetError("below 1 - (1 - delta)^k, which no epsilon of the composition reaches", path="target_delta")
     if optimal_composition_delta(epsilon, delta, k, 0.0) <= target_delta:
         return 0.0
+    from scipy import optimize
+
     root = float(
         optimize.brentq(
             lambda e: optimal_composition_delta(epsilon, delta, k, e) - target_delta,
@@ -248,7 +261,7 @@ def pure_dp_gdp_mu(epsilon: float) -> float:
     corner at ``a = 1 / (1 + e^eps)``; ``G_mu`` is convex and symmetric, so it stays below the polygon iff
     it does at that corner, i.e. iff ``Phi(-mu / 2) <= 1 / (1 + e^eps)``. Randomized response attains it.
     """
-    epsilon = _check_positive(epsilon, "epsilon")
+    epsilon = check_positive(epsilon, "epsilon")
     return float(-2.0 * special.ndtri(special.expit(-epsilon)))
 
 
@@ -257,7 +270,7 @@ def gdp_pure_epsilon(mu: float) -> float:
 
     ``eps = ln(Phi(mu / 2) / Phi(-mu / 2))``; a pure-DP mechanism run at this eps may be recorded as mu-GDP.
     """
-    mu = _check_positive(mu, "mu")
+    mu = check_positive(mu, "mu")
     eps = float(special.log_ndtr(mu / 2) - special.log_ndtr(-mu / 2))
     while eps > 0 and pure_dp_gdp_mu(eps) > mu:
         eps = math.nextafter(eps, 0.0)
@@ -265,244 +278,27 @@ def gdp_pure_epsilon(mu: float) -> float:
 
 
 COMPOSITIONS = ("basic", "advanced", "optimal")
-"""The homogeneous compositions :func:`compose_subsampled` and :func:`calibrate_subsampled` compare."""
+"""The compositions of k identical (eps, delta)-DP releases :func:`compose_homogeneous` offers."""
+
+COMPOSITION_SAFETY = 1.0 - 1e-9
+"""Optimal composition aims at a total delta smaller by this relative factor: the KOV sum is accurate to a
+relative ~1e-11 (log-gamma of k ~ 10^4), so rounding can never push the true delta past the target."""
 
 
-@attrs.frozen
-class SubsampledCalibration:
-    """Per-call budgets for one full-data call plus ``count`` subsampled calls, and what they compose to.
+def compose_homogeneous(mode: str, epsilon: float, delta: float, k: int, target_delta: float) -> tuple[float, float]:
+    """(epsilon, delta) of k (eps, delta)-DP releases under one composition, spending at most ``target_delta``.
 
-    Produced by :func:`calibrate_subsampled` (and :func:`compose_subsampled` for a fixed per-call budget).
-
-    Attributes
-    ----------
-    epsilon_full, delta_full : float
-        The full-data call's budget.
-    epsilon_call, delta_call : float
-        The budget of one subsample call, on its own m records.
-    epsilon_amplified, delta_amplified : float
-        That call's guarantee with respect to the full data, after amplification by subsampling without
-        replacement: ``(ln(1 + (m/n)(e^eps - 1)), (m/n) delta)``.
-    epsilon_composed, delta_composed : float
-        The ``count``-fold composition of the amplified calls.
-    composition : str
-        The composition that was tightest and is used: ``"basic"``, ``"advanced"`` or ``"optimal"``.
-    candidates : mapping of str to float
-        Per composition, the largest per-call epsilon it allows (calibration) or the composed epsilon it gives
-        (fixed budgets); NaN where it does not apply.
-    n, m, count : int
-        Population size, subsample size, number of subsample calls.
+    ``"basic"``: ``(k eps, k delta)`` (``target_delta`` unused). ``"advanced"``: the advanced composition
+    theorem with slack ``target_delta - k delta`` (infinite epsilon when there is no slack). ``"optimal"``:
+    the exact composition (Kairouz, Oh and Viswanath) at total delta ``target_delta``.
     """
-
-    epsilon_full: float
-    delta_full: float
-    epsilon_call: float
-    delta_call: float
-    epsilon_amplified: float
-    delta_amplified: float
-    epsilon_composed: float
-    delta_composed: float
-    composition: str
-    candidates: Mapping[str, float] = attrs.field(converter=frozen_mapping)
-    n: int
-    m: int
-    count: int
-
-    @property
-    def epsilon_total(self) -> float:
-        """Total epsilon: the full call plus the composed subsample calls (basic composition of the two)."""
-        return self.epsilon_full + self.epsilon_composed
-
-    @property
-    def delta_total(self) -> float:
-        """Total delta."""
-        return self.delta_full + self.delta_composed
-
-
-def _composed(mode: str, eps_amp: float, delta_amp: float, count: int, target_delta: float) -> tuple[float, float]:
-    """(epsilon, delta) of ``count`` amplified calls under one composition, spending at most ``target_delta``."""
     if mode == "basic":
-        return count * eps_amp, min(count * delta_amp, 1.0)
+        return k * epsilon, min(k * delta, 1.0)
     if mode == "advanced":
-        slack = target_delta - count * delta_amp
+        slack = target_delta - k * delta
         if slack <= 0:
             return math.inf, target_delta
-        return advanced_composition(eps_amp, delta_amp, count, slack)
-    return optimal_composition(eps_amp, delta_amp, count, target_delta * _SAFETY), target_delta
-
-
-# The optimal-composition sum is accurate to a relative ~1e-11 (log-gamma of k ~ 10^4); the calibration aims
-# at a delta smaller by a relative 1e-9 so that rounding can never push the true delta past the target.
-_SAFETY = 1.0 - 1e-9
-
-
-def _fits_mode(mode: str, eps_amp: float, delta_amp: float, count: int, eps_budget: float, target: float) -> bool:
-    if mode == "optimal" and target > 0:
-        return optimal_composition_delta(eps_amp, delta_amp, count, eps_budget) <= target * _SAFETY
-    eps_k, delta_k = _composed(mode, eps_amp, delta_amp, count, target)
-    return eps_k <= eps_budget and delta_k <= target * (1 + 1e-12)
-
-
-def _modes(composition: str, target_delta: float, delta_amp: float, count: int) -> tuple[str, ...]:
-    if composition not in ("best", *COMPOSITIONS):
-        raise ConfigError("composition: must be one of 'best', 'basic', 'advanced', 'optimal'")
-    slack_ok = target_delta - count * delta_amp > 0
-    if composition == "advanced" and not slack_ok:
-        raise BudgetError("delta: advanced composition needs a total delta above the per-call deltas (a slack)")
-    if composition != "best":
-        return (composition,)
-    return ("basic", "advanced", "optimal") if slack_ok else ("basic", "optimal")
-
-
-def _check_sizes(n: int, m: int, count: int) -> tuple[int, int, int]:
-    n, m, count = _check_count(n, "n"), _check_count(m, "m"), _check_count(count, "count")
-    if m > n:
-        raise BudgetError("m: must satisfy 1 <= m <= n")
-    return n, m, count
-
-
-def compose_subsampled(
-    epsilon_full: float,
-    delta_full: float,
-    epsilon_call: float,
-    delta_call: float,
-    *,
-    n: int,
-    m: int,
-    count: int,
-    target_delta: float,
-    composition: str = "best",
-) -> SubsampledCalibration:
-    """What one full-data call plus ``count`` subsampled calls at fixed per-call budgets compose to.
-
-    Each subsample call is amplified (:func:`amplify_wor`), the ``count`` amplified calls are composed by
-    basic, advanced (slack ``target_delta - count * delta_amplified``) or optimal composition at total delta
-    ``target_delta`` (``composition="best"``: the smallest epsilon), and the full call is added by basic
-    composition.
-    """
-    n, m, count = _check_sizes(n, m, count)
-    eps_amp, delta_amp = amplify_wor(epsilon_call, delta_call, m, n)
-    target_delta = _check_delta(target_delta, "target_delta")
-    if count * delta_amp > target_delta * (1 + 1e-12):
-        raise BudgetError("delta: the per-call deltas alone exceed the budget's delta")
-    modes = _modes(composition, target_delta, delta_amp, count)
-    candidates = {mode: math.nan for mode in COMPOSITIONS}
-    results: dict[str, tuple[float, float]] = {}
-    for mode in modes:
-        try:
-            results[mode] = _composed(mode, eps_amp, delta_amp, count, target_delta)
-        except BudgetError:
-            continue
-        candidates[mode] = results[mode][0]
-    if not results:
-        raise BudgetError("delta: no composition reaches the budget's delta")
-    best = min(results, key=lambda mode: (results[mode][0], COMPOSITIONS.index(mode)))
-    eps_k, delta_k = results[best]
-    return SubsampledCalibration(
-        epsilon_full=float(epsilon_full),
-        delta_full=float(delta_full),
-        epsilon_call=float(epsilon_call),
-        delta_call=float(delta_call),
-        epsilon_amplified=eps_amp,
-        delta_amplified=delta_amp,
-        epsilon_composed=eps_k,
-        delta_composed=delta_k,
-        composition=best,
-        candidates=candidates,
-        n=n,
-        m=m,
-        count=count,
-    )
-
-
-def _largest_feasible(feasible: Callable[[float], bool]) -> float:
-    """Largest x in (0, 700] with ``feasible(x)`` for a monotone predicate (true near 0), by bisection."""
-    low, high = 0.0, 1.0
-    while feasible(high):
-        low, high = high, 2.0 * high
-        if high > 700.0:
-            return 700.0 if feasible(700.0) else low
-    while high - low > 1e-13 * high:
-        middle = 0.5 * (low + high)
-        if middle <= low or middle >= high:
-            break
-        if feasible(middle):
-            low = middle
-        else:
-            high = middle
-    return low
-
-
-def calibrate_subsampled(
-    epsilon: float,
-    delta: float,
-    *,
-    n: int,
-    m: int,
-    count: int,
-    share: float = 0.5,
-    slack_share: float = 0.5,
-    per_call_delta: bool = False,
-    composition: str = "best",
-) -> SubsampledCalibration:
-    """Split a total (eps, delta) between one full-data call and ``count`` subsampled calls (PrivSub).
-
-    ``epsilon_full = share * eps``; the remaining ``(1 - share) eps`` is spent on the subsample calls. delta
-    is split into a composition slack ``slack_share * delta`` and, only when the mechanism needs a per-call
-    delta (``per_call_delta``, e.g. Gaussian noise), per-call deltas from the rest: ``share`` of it for the
-    full call and the remainder spread over the ``count`` amplified calls. The per-call epsilon is the
-    largest (found by bisection, to a relative 1e-13) whose amplified ``count``-fold composition fits
-    ``(1 - share) eps`` at the delta left for it, under each of basic, advanced (slack as above) and optimal
-    composition; the largest wins (``composition="best"``) and is recorded. A pure budget (``delta = 0``)
-    leaves only basic composition (optimal composition then coincides with it).
-
-    Returns
-    -------
-    SubsampledCalibration
-        Its total is at most ``(epsilon, delta)``.
-    """
-    epsilon = _check_positive(epsilon, "epsilon")
-    delta = _check_delta(delta)
-    n, m, count = _check_sizes(n, m, count)
-    for value, name in ((share, "share"), (slack_share, "slack_share")):
-        if not (math.isfinite(value) and 0 < value < 1):
-            raise ConfigError(f"{name}: must be a number in (0, 1)")
-    if per_call_delta and delta <= 0:
-        raise BudgetError("delta: this mechanism needs a per-call delta, so the budget needs delta > 0")
-    q = m / n
-    eps_full = share * epsilon
-    eps_budget = epsilon - eps_full
-    slack = slack_share * delta
-    calls = delta - slack if per_call_delta else 0.0
-    delta_full = share * calls
-    delta_amp = (calls - delta_full) / count
-    delta_call = min(delta_amp / q, math.nextafter(1.0, 0.0))
-    target = slack + count * delta_amp
-    modes = _modes(composition, target, delta_amp, count)
-    candidates = {mode: math.nan for mode in COMPOSITIONS}
-    for mode in modes:
-
-        def feasible(eps_call: float, mode: str = mode) -> bool:
-            eps_amp = amplify_wor(eps_call, delta_call, m, n)[0]
-            return _fits_mode(mode, eps_amp, delta_amp, count, eps_budget, target)
-
-        candidates[mode] = _largest_feasible(feasible)
-    best = max(modes, key=lambda mode: (candidates[mode], -COMPOSITIONS.index(mode)))
-    eps_call = candidates[best]
-    eps_amp, delta_amp = amplify_wor(eps_call, delta_call, m, n)
-    eps_k, delta_k = _composed(best, eps_amp, delta_amp, count, target)
-    return SubsampledCalibration(
-        epsilon_full=eps_full,
-        delta_full=delta_full,
-        epsilon_call=eps_call,
-        delta_call=delta_call,
-        epsilon_amplified=eps_amp,
-        delta_amplified=delta_amp,
-        epsilon_composed=eps_k,
-        delta_composed=delta_k,
-        composition=best,
-        candidates=candidates,
-        n=n,
-        m=m,
-        count=count,
-    )
+        return advanced_composition(epsilon, delta, k, slack)
+    if mode == "optimal":
+        return optimal_composition(epsilon, delta, k, target_delta * COMPOSITION_SAFETY), target_delta
+    raise ConfigError(f"must be one of {', '.join(COMPOSITIONS)}", path="composition")

@@ -55,7 +55,8 @@ def confidence_interval(
         privacy for anyone who knows it.
     **options
         Options for the parts (``m``, ``B``, ``rho``, ``on_reject``, method options...). Each goes to every
-        part that declares it; an option no part declares raises ``ConfigError``.
+        part that declares it; an option no part declares raises ``ConfigError``. ``memory_budget`` (bytes)
+        and ``workers`` (threads) are run options: they never change the result.
 
     Returns
     -------
@@ -83,8 +84,8 @@ def confidence_interval(
     result = pipe.run(x, rng=rng)
     if isinstance(result, RegionResult):
         raise ConfigError(
-            f"statistic: '{pipe.statistic.name}' is vector-valued here (d = {result.dimension}); "
-            "use pf.confidence_region"
+            f"'{pipe.statistic.name}' is vector-valued here (d = {result.dimension}); use pf.confidence_region",
+            path="statistic",
         )
     return result
 

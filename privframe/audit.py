@@ -209,9 +209,9 @@ def _gdp_delta_curve(eps: Array, mu: Array | float) -> Array:
 def _gdp_delta_envelope(alpha: Array, mu: npt.ArrayLike, delta: float) -> Array:
     """A lower bound on the tradeoff curve of (mu, delta)-GDP, vectorised over alpha (and mu, elementwise).
 
-    (mu, delta)-GDP implies (eps, delta + delta_mu(eps))-DP for every eps >= 0 (algorithms.md section 1);
-    the curve of each is a valid lower bound, so their maximum over a grid of eps in ``[0, 8 mu + 1]`` is one
-    too (and tends to ``G_mu`` as delta -> 0).
+    (mu, delta)-GDP implies (eps, delta + delta_mu(eps))-DP for every eps >= 0 (``docs/algorithms.md``,
+    section 1); the curve of each is a valid lower bound, so their maximum over a grid of eps in
+    ``[0, 8 mu + 1]`` is one too (and tends to ``G_mu`` as delta -> 0).
     """
     a = np.clip(np.asarray(alpha, dtype=np.float64), 0.0, 1.0)
     mus = np.broadcast_to(np.asarray(mu, dtype=np.float64), a.shape).reshape(-1)
@@ -305,13 +305,13 @@ def _bisect_mu(alpha: Array, beta: Array, delta: float) -> Array:
 
 def _check_int(value: object, name: str, low: int) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-        raise ConfigError(f"{name}: must be an integer >= {low}")
+        raise ConfigError(f"must be an integer >= {low}", path=name)
     return int(value)
 
 
 def _check_claimed(claimed: object) -> Budget:
     if not isinstance(claimed, (GDP, ApproxDP, PureDP)):
-        raise BudgetError("claimed: expected pf.GDP, pf.ApproxDP or pf.PureDP")
+        raise BudgetError("expected pf.GDP, pf.ApproxDP or pf.PureDP", path="claimed")
     return claimed
 
 
@@ -320,7 +320,7 @@ def _draw(release: Release, data: Any, count: int, rng: np.random.Generator, bat
     if batch is None:
         rows = [np.asarray(release(data, rng), dtype=np.float64).reshape(-1) for _ in range(count)]
         if len({row.shape for row in rows}) != 1:
-            raise ConfigError("release: returned outputs of different shapes")
+            raise ConfigError("returned outputs of different shapes", path="release")
         out = np.stack(rows)
     else:
         parts = []
@@ -328,15 +328,15 @@ def _draw(release: Release, data: Any, count: int, rng: np.random.Generator, bat
             size = min(batch, count - start)
             part = np.asarray(release(data, rng, batch=size), dtype=np.float64)
             if part.ndim == 0 or part.shape[0] != size:
-                raise ConfigError(f"release: with batch={size} it must return {size} releases along axis 0")
+                raise ConfigError(f"with batch={size} it must return {size} releases along axis 0", path="release")
             parts.append(part.reshape(size, -1))
         if len({p.shape[1] for p in parts}) != 1:
-            raise ConfigError("release: returned outputs of different shapes")
+            raise ConfigError("returned outputs of different shapes", path="release")
         out = np.concatenate(parts, axis=0)
     if out.shape[1] == 0:
-        raise ConfigError("release: returned an empty output")
+        raise ConfigError("returned an empty output", path="release")
     if not np.all(np.isfinite(out)):
-        raise ConfigError("release: returned a non-finite value")
+        raise ConfigError("returned a non-finite value", path="release")
     return out
 
 
@@ -474,23 +474,23 @@ def audit_mechanism(
     else:
         n_calibration = _check_int(calibration, "calibration", 10)
     if isinstance(significance, bool) or not isinstance(significance, (int, float)) or not 0 < significance < 1:
-        raise ConfigError("significance: must be a number in (0, 1)")
+        raise ConfigError("must be a number in (0, 1)", path="significance")
     if projection not in _PROJECTIONS:
-        raise ConfigError(f"projection: must be one of {', '.join(repr(p) for p in _PROJECTIONS)}")
+        raise ConfigError(f"must be one of {', '.join(repr(p) for p in _PROJECTIONS)}", path="projection")
     if not callable(release):
-        raise ConfigError("release: must be callable")
+        raise ConfigError("must be callable", path="release")
 
     cal0_rng, cal1_rng, rng0, rng1 = spawn_generators(as_seed_sequence(rng), 4)
     cal0 = _draw(release, d0, n_calibration, cal0_rng, batch)
     cal1 = _draw(release, d1, n_calibration, cal1_rng, batch)
     if cal0.shape[1] != cal1.shape[1]:
-        raise ConfigError("release: returned outputs of different shapes on d0 and d1")
+        raise ConfigError("returned outputs of different shapes on d0 and d1", path="release")
     direction = _direction(cal0, cal1, projection)
     out0 = _project(_draw(release, d0, n_samples, rng0, batch), direction)
     out1 = _project(_draw(release, d1, n_samples, rng1, batch), direction)
     cal0, cal1 = _project(cal0, direction), _project(cal1, direction)
     if out0.shape[1] != cal0.shape[1] or out1.shape[1] != cal0.shape[1]:
-        raise ConfigError("release: returned outputs of different shapes")
+        raise ConfigError("returned outputs of different shapes", path="release")
 
     columns = [
         _thresholds(np.concatenate([cal0[:, j], cal1[:, j]]), thresholds, n_samples) for j in range(out0.shape[1])
@@ -537,7 +537,7 @@ def worst_case_pair(n: int, bounds: Bounds | L2Ball | tuple[float, float]) -> tu
         v1 = v0.copy()
         v1[0, 0] = -bounds.radius
         return v0, v1
-    raise ConfigError("bounds: expected (low, high), pf.Bounds or pf.L2Ball")
+    raise ConfigError("expected (low, high), pf.Bounds or pf.L2Ball", path="bounds")
 
 
 def additive_release(mechanism: Mechanism, budget: Budget, sensitivity: float = 1.0) -> tuple[Release, Budget]:
@@ -691,6 +691,6 @@ def audit_registered_mechanism(
         return audit_smooth_mechanism(mechanism, budget, gamma=gamma, n_samples=n_samples, rng=rng)
     if isinstance(mechanism, SelectionMechanism):
         if statistic is None:
-            raise ConfigError("statistic: a selection mechanism is audited on a statistic it releases")
+            raise ConfigError("a selection mechanism is audited on a statistic it releases", path="statistic")
         return audit_selection_mechanism(mechanism, statistic, budget, n_samples=n_samples, rng=rng)
-    raise ConfigError("mechanism: has no built-in worst-case pair (audit it with pf.audit.audit_mechanism)")
+    raise ConfigError("has no built-in worst-case pair (audit it with pf.audit.audit_mechanism)", path="mechanism")

@@ -30,16 +30,16 @@ def _number(value: object) -> object:
 
 def _positive_finite(_: object, attribute: attrs.Attribute[float], value: float) -> None:
     if not isinstance(value, float):
-        raise BudgetError(f"{attribute.name}: must be a number")
+        raise BudgetError("must be a number", path=attribute.name)
     if not math.isfinite(value) or value <= 0:
-        raise BudgetError(f"{attribute.name}: must be a finite number > 0")
+        raise BudgetError("must be a finite number > 0", path=attribute.name)
 
 
 def _delta_range(_: object, attribute: attrs.Attribute[float], value: float) -> None:
     if not isinstance(value, float):
-        raise BudgetError(f"{attribute.name}: must be a number")
+        raise BudgetError("must be a number", path=attribute.name)
     if not (math.isfinite(value) and 0 <= value < 1):
-        raise BudgetError(f"{attribute.name}: must satisfy 0 <= delta < 1")
+        raise BudgetError("must satisfy 0 <= delta < 1", path=attribute.name)
 
 
 @attrs.frozen
@@ -75,9 +75,9 @@ class GDP:
         """
         delta = float(delta)
         if not (math.isfinite(delta) and 0 < delta < 1):
-            raise BudgetError("delta: must satisfy 0 < delta < 1")
+            raise BudgetError("must satisfy 0 < delta < 1", path="delta")
         if delta <= self.delta:
-            raise BudgetError("delta: must exceed the budget's own delta to convert (mu, delta)-GDP")
+            raise BudgetError("must exceed the budget's own delta to convert (mu, delta)-GDP", path="delta")
         return ApproxDP(accounting.gdp_epsilon(delta - self.delta, self.mu), delta)
 
     def __str__(self) -> str:
@@ -104,13 +104,13 @@ class ApproxDP:
     def to_approx_dp(self, delta: float) -> ApproxDP:
         """This budget at a target delta: itself when ``delta >= self.delta``, else a ``BudgetError``."""
         if delta < self.delta:
-            raise BudgetError("delta: an (epsilon, delta) budget cannot be converted to a smaller delta")
+            raise BudgetError("an (epsilon, delta) budget cannot be converted to a smaller delta", path="delta")
         return ApproxDP(self.epsilon, delta)
 
     def to_gdp(self) -> GDP:
         """The largest mu whose mu-GDP guarantee implies this (eps, delta) (requires delta > 0)."""
         if self.delta <= 0:
-            raise BudgetError("delta: no mu-GDP guarantee implies pure epsilon-DP; use a budget with delta > 0")
+            raise BudgetError("no mu-GDP guarantee implies pure epsilon-DP; use a budget with delta > 0", path="delta")
         return GDP(accounting.gdp_mu_for(self.epsilon, self.delta))
 
     def __str__(self) -> str:
@@ -150,4 +150,4 @@ def as_gdp(budget: Budget) -> GDP:
         return budget
     if isinstance(budget, ApproxDP):
         return budget.to_gdp()
-    raise BudgetError("budget: a GDP method cannot honour pure epsilon-DP; give pf.GDP(...) or pf.ApproxDP(...)")
+    raise BudgetError("a GDP method cannot honour pure epsilon-DP; give pf.GDP(...) or pf.ApproxDP(...)", path="budget")

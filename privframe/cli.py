@@ -155,18 +155,18 @@ def _cmd_plugins(args: argparse.Namespace) -> int:
 
 def _cmd_budget(args: argparse.Namespace) -> int:
     if args.gdp_delta is not None and args.mu is None:
-        raise PrivframeError("gdp-delta: only meaningful with --mu")
+        raise PrivframeError("only meaningful with --mu", path="gdp-delta")
     if args.mu is not None:
         budget = GDP(args.mu, delta=args.gdp_delta or 0.0)
         if args.epsilon is not None and args.delta is not None:
-            raise PrivframeError("budget: with --mu give either --epsilon or --delta, not both")
+            raise PrivframeError("with --mu give either --epsilon or --delta, not both", path="budget")
         if args.epsilon is not None:
             delta = budget.delta_at(args.epsilon)
             out = {"mu": budget.mu, "gdp_delta": budget.delta, "epsilon": args.epsilon, "delta": delta}
             text = f"{budget} implies ({args.epsilon:g}, {delta:.6g})-DP"
         else:
             if args.delta is None and budget.delta > 0:
-                raise PrivframeError("delta: give the target --delta (it must exceed --gdp-delta)")
+                raise PrivframeError("give the target --delta (it must exceed --gdp-delta)", path="delta")
             target = 1e-6 if args.delta is None else args.delta
             eps = budget.to_approx_dp(target).epsilon
             out = {"mu": budget.mu, "gdp_delta": budget.delta, "epsilon": eps, "delta": target}
@@ -176,7 +176,7 @@ def _cmd_budget(args: argparse.Namespace) -> int:
         out = {"epsilon": args.epsilon, "delta": args.delta, "mu": mu}
         text = f"{mu:.6g}-GDP is the largest GDP budget that implies ({args.epsilon:g}, {args.delta:g})-DP"
     else:
-        raise PrivframeError("budget: give --mu [--delta D | --epsilon E], or --epsilon E --delta D")
+        raise PrivframeError("give --mu [--delta D | --epsilon E], or --epsilon E --delta D", path="budget")
     print(json.dumps(out) if args.json else text)
     return 0
 
@@ -185,7 +185,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     pipe = Pipeline.from_config(args.config)
     if args.data is None:
         if args.column is not None:
-            raise PrivframeError("column: only meaningful with --data")
+            raise PrivframeError("only meaningful with --data", path="column")
         data = demo_data()
     else:
         data = load_data(args.data, args.column)
@@ -211,18 +211,18 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 def _audit_budget(args: argparse.Namespace) -> Budget:
     if args.mu is not None and args.epsilon is not None:
-        raise PrivframeError("budget: give either --mu or --epsilon, not both")
+        raise PrivframeError("give either --mu or --epsilon, not both", path="budget")
     if args.mu is not None:
         return GDP(args.mu, delta=args.delta or 0.0)
     if args.epsilon is not None:
         return ApproxDP(args.epsilon, args.delta) if args.delta is not None else PureDP(args.epsilon)
-    raise PrivframeError("budget: give the claimed budget: --mu MU [--delta D] or --epsilon E [--delta D]")
+    raise PrivframeError("give the claimed budget: --mu MU [--delta D] or --epsilon E [--delta D]", path="budget")
 
 
 def _cmd_audit(args: argparse.Namespace) -> int:
     budget = _audit_budget(args)
     if args.samples < 100:
-        raise PrivframeError("samples: must be at least 100")
+        raise PrivframeError("must be at least 100", path="samples")
     mechanism = registry.create("mechanism", args.mechanism, path="mechanism")
     statistic = None
     if isinstance(mechanism, SelectionMechanism):

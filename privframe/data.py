@@ -24,24 +24,24 @@ def as_data(x: npt.ArrayLike, name: str = "x") -> Array:
     NaN and inf are never dropped: dropping would change n, which is public.
     """
     if isinstance(x, (str, bytes)):
-        raise DataError(f"{name}: expected numeric array data, not a string")
+        raise DataError("expected numeric array data, not a string", path=name)
     try:
         raw = np.asarray(x)
         if np.iscomplexobj(raw):  # casting would silently drop the imaginary parts
-            raise DataError(f"{name}: expected real numbers, got complex values")
+            raise DataError("expected real numbers, got complex values", path=name)
         arr = np.asarray(raw, dtype=np.float64)
     except DataError:
         raise
     except (TypeError, ValueError):
-        raise DataError(f"{name}: expected numeric array data") from None
+        raise DataError("expected numeric array data", path=name) from None
     if arr.ndim == 0:
-        raise DataError(f"{name}: expected an array of records, got a scalar")
+        raise DataError("expected an array of records, got a scalar", path=name)
     if arr.ndim > 2:
-        raise DataError(f"{name}: expected shape (n,) or (n, d), got {arr.ndim} dimensions")
+        raise DataError(f"expected shape (n,) or (n, d), got {arr.ndim} dimensions", path=name)
     if arr.shape[0] == 0 or arr.size == 0:
-        raise DataError(f"{name}: is empty")
+        raise DataError("is empty", path=name)
     if not np.all(np.isfinite(arr)):
-        raise DataError(f"{name}: contains NaN or infinite values (they are never silently dropped)")
+        raise DataError("contains NaN or infinite values (they are never silently dropped)", path=name)
     return arr
 
 
@@ -53,31 +53,31 @@ def load_data(path: str | Path, column: str | None = None) -> Array:
     """
     file = Path(path)
     if not file.is_file():
-        raise DataError(f"data: no such file {file.name}")
+        raise DataError(f"no such file {file.name}", path="data")
     if file.suffix.lower() == ".npy":
         try:
             arr = np.load(file, allow_pickle=False)
         except (OSError, ValueError) as exc:
-            raise DataError(f"data: {file.name} is not a readable .npy array") from exc
+            raise DataError(f"{file.name} is not a readable .npy array", path="data") from exc
         if column is not None:
-            raise DataError("column: only meaningful for CSV data")
+            raise DataError("only meaningful for CSV data", path="column")
         return as_data(arr, "data")
     if file.suffix.lower() != ".csv":
-        raise DataError("data: expected a .csv or .npy file")
+        raise DataError("expected a .csv or .npy file", path="data")
     with file.open(newline="", encoding="utf-8") as handle:
         reader = csv.reader(handle)
         header = next(reader, None)
         if header is None:
-            raise DataError(f"data: {file.name} is empty")
+            raise DataError(f"{file.name} is empty", path="data")
         header = [h.strip() for h in header]
         if column is None:
             if len(header) != 1:
-                raise DataError(f"column: {file.name} has {len(header)} columns; choose one with --column")
+                raise DataError(f"{file.name} has {len(header)} columns; choose one with --column", path="column")
             position = 0
         elif column in header:
             position = header.index(column)
         else:
-            raise DataError(f"column: no column named '{column}' in {file.name}")
+            raise DataError(f"no column named '{column}' in {file.name}", path="column")
         values: list[float] = []
         blank: int | None = None  # first blank line: tolerated only at the end of the file
         for row_number, row in enumerate(reader, start=2):
@@ -85,11 +85,11 @@ def load_data(path: str | Path, column: str | None = None) -> Array:
                 blank = blank or row_number
                 continue
             if blank is not None:  # a blank line inside the data is a missing value; dropping it would change n
-                raise DataError(f"data: missing cell in column '{header[position]}' at line {blank}")
+                raise DataError(f"missing cell in column '{header[position]}' at line {blank}", path="data")
             try:
                 values.append(float(row[position]))
             except (ValueError, IndexError):
                 raise DataError(
-                    f"data: non-numeric or missing cell in column '{header[position]}' at line {row_number}"
+                    f"non-numeric or missing cell in column '{header[position]}' at line {row_number}", path="data"
                 ) from None
     return as_data(np.asarray(values, dtype=np.float64), "data")

@@ -1,11 +1,15 @@
 """The privframe error hierarchy.
 
-Every error privframe raises on purpose is a :class:`PrivframeError`. Messages name the parameter and
-the rule that was broken; they never contain data values, because a message that prints a record
-leaks it.
+Every error privframe raises on purpose is a :class:`PrivframeError`. An error names what was wrong in two
+fields: ``path``, the option path it is about (``"m"``, ``"sampler.m"``, ``"pipeline.budget.epsilon"``), and
+``message``, the rule that was broken. ``str(error)`` is ``"path: message"``. Code that catches an error
+raised deeper down adds its own prefix with :meth:`PrivframeError.with_prefix`; nothing ever parses a
+message. Messages never contain data values, because a message that prints a record leaks it.
 """
 
 from __future__ import annotations
+
+from typing import Any, Self
 
 __all__ = [
     "BudgetError",
@@ -16,11 +20,61 @@ __all__ = [
     "PrivacyWarning",
     "PrivframeError",
     "SamplerRejected",
+    "join_path",
 ]
 
 
+def join_path(prefix: str | None, path: str | None) -> str | None:
+    """``prefix.path``, or whichever of the two is set (None when neither is)."""
+    if prefix and path:
+        return f"{prefix}.{path}"
+    return prefix or path or None
+
+
 class PrivframeError(ValueError):
-    """Root of all privframe errors (a ``ValueError``, so generic handlers still catch it)."""
+    """Root of all privframe errors (a ``ValueError``, so generic handlers still catch it).
+
+    Parameters
+    ----------
+    message : str
+        The rule that was broken, without the path (``"must be a number in (0, 1)"``).
+    path : str, optional
+        The option path the error is about (``"sampler.m"``). An error without a path is rendered as its
+        message alone.
+
+    Examples
+    --------
+    >>> import privframe as pf
+    >>> error = pf.ConfigError("must be >= 2", path="m")
+    >>> str(error), str(error.with_prefix("sampler"))
+    ('m: must be >= 2', 'sampler.m: must be >= 2')
+    """
+
+    def __init__(self, message: str, *, path: str | None = None) -> None:
+        self.message = message
+        self.path = path or None
+        super().__init__(f"{self.path}: {message}" if self.path else message)
+
+    def with_prefix(self, prefix: str | None) -> Self:
+        """The same error under ``prefix`` (``m`` becomes ``sampler.m``), keeping its cause and notes."""
+        if not prefix:
+            return self
+        error = self._copy(join_path(prefix, self.path))
+        error.__cause__ = self.__cause__
+        error.__suppress_context__ = self.__suppress_context__
+        for note in getattr(self, "__notes__", ()):
+            error.add_note(note)
+        return error
+
+    def _copy(self, path: str | None) -> Self:
+        return type(self)(self.message, path=path)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild, (type(self), self.message, self.path), self.__dict__)
+
+
+def _rebuild(cls: type[PrivframeError], message: str, path: str | None) -> PrivframeError:
+    return cls(message, path=path)
 
 
 class ConfigError(PrivframeError):

@@ -1,6 +1,6 @@
 """Private estimators: a DP release of a scalar statistic, run on many subsets of the data at once.
 
-A private estimator is the black box of PrivSub (algorithms.md section 4) and of BLBQuant (section 5).
+A private estimator is the black box of PrivSub and of BLBQuant (``docs/algorithms.md``, sections 4 and 5).
 Given the data, a ``(T, k)`` index matrix and a **per-call** budget, ``release_batch`` returns ``T``
 private values, one per row, and the :class:`~privframe.ledger.PrivacyEvent` of **one** call: every row is
 a separate call on its own ``k`` records, so a method composes ``T`` copies of that event (after
@@ -20,10 +20,6 @@ Two kinds, both frozen:
   guarantee. It cannot be calibrated, only accounted; privframe cannot check the claim, so, as for a plugin
   mechanism registered with ``asserts_privacy=True``, its author vouches for it.
 
-:func:`default_mechanism` names the mechanism a statistic uses when the user gives none: the statistic's
-own ``default_mechanism(budget)`` (:class:`~privframe.protocols.StatisticWithDefaultMechanism`) if it has
-one, else ``"laplace"`` under a pure or (eps, delta) budget and ``"gaussian"`` under a GDP budget.
-
 Examples
 --------
 >>> import numpy as np
@@ -39,7 +35,6 @@ Examples
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
@@ -49,11 +44,12 @@ import numpy as np
 from privframe import accounting
 from privframe.budgets import GDP, ApproxDP, Budget, PureDP
 from privframe.errors import BudgetError, ConfigError, DataError
+from privframe.evaluation import global_sensitivity, guarded
 from privframe.ledger import PrivacyEvent
-from privframe.protocols import Mechanism, SelectionMechanism, Statistic, StatisticWithDefaultMechanism
+from privframe.protocols import Mechanism, SelectionMechanism, Statistic
 from privframe.types import Array, Bounds, IndexMatrix, L2Ball
 
-__all__ = ["CallableEstimator", "MechanismEstimator", "PrivateEstimator", "default_mechanism"]
+__all__ = ["CallableEstimator", "MechanismEstimator", "PrivateEstimator"]
 
 
 @runtime_checkable
@@ -81,25 +77,11 @@ class PrivateEstimator(Protocol):
         """``T`` private values ``(T,)`` for a ``(T, k)`` index matrix, and the event of one call."""
 
 
-def default_mechanism(statistic: Statistic, budget: Budget) -> str:
-    """The mechanism a statistic's private estimator uses when the user names none.
-
-    The statistic's own ``default_mechanism(budget)`` if it declares one, else ``"gaussian"`` under a GDP
-    budget and ``"laplace"`` otherwise.
-    """
-    if isinstance(statistic, StatisticWithDefaultMechanism):
-        name = statistic.default_mechanism(budget)
-        if not isinstance(name, str):
-            raise ConfigError(f"statistic: '{statistic.name}'.default_mechanism must return a mechanism name")
-        return name
-    return "gaussian" if isinstance(budget, GDP) else "laplace"
-
-
 def _check_index(x: Array, index: IndexMatrix) -> IndexMatrix:
     if index.ndim != 2 or index.shape[0] < 1 or index.shape[1] < 1:
-        raise ConfigError("index: expected a non-empty (T, k) index matrix")
+        raise ConfigError("expected a non-empty (T, k) index matrix", path="index")
     if x.shape[0] < 1:
-        raise DataError("x: is empty")
+        raise DataError("is empty", path="x")
     return index
 
 
@@ -136,7 +118,7 @@ class MechanismEstimator:
 
     def __attrs_post_init__(self) -> None:
         if not isinstance(self.mechanism, (Mechanism, SelectionMechanism)):
-            raise ConfigError("mechanism: expected an additive-noise or a selection mechanism")
+            raise ConfigError("expected an additive-noise or a selection mechanism", path="mechanism")
         object.__setattr__(self, "pure", _accepts_pure(self.mechanism, self.statistic))
 
     @property
@@ -153,13 +135,9 @@ class MechanismEstimator:
         """The L2 sensitivity the additive noise is calibrated to on k records (None for selection)."""
         if isinstance(self.mechanism, SelectionMechanism):
             return None
-        value = self.statistic.sensitivity(k, self.bounds)
-        if value is None or not math.isfinite(value):
-            raise ConfigError(
-                f"mechanism: '{self.mechanism.name}' needs a finite global sensitivity and statistic "
-                f"'{self.statistic.name}' has none under these bounds"
-            )
-        return float(value)
+        return global_sensitivity(
+            self.statistic, k, self.bounds, needed_by=f"'{self.mechanism.name}'", path="mechanism"
+        )
 
     def _native_budget(self, budget: Budget) -> tuple[Budget, float | None]:
         """The budget handed to the mechanism, and the GDP mu to record when a pure mechanism runs under GDP."""
@@ -200,31 +178,32 @@ class MechanismEstimator:
         k = index.shape[1]
         native, _ = self._native_event(k, budget, "release")
         if isinstance(self.mechanism, SelectionMechanism):
-            values = np.asarray(
-                self.mechanism.select_batch(self.statistic, x, index, self.bounds, native, rng), dtype=np.float64
-            )
+            with guarded("mechanism", self.mechanism.name, "select_batch"):
+                selected = self.mechanism.select_batch(self.statistic, x, index, self.bounds, native, rng)
+            values = np.asarray(selected, dtype=np.float64)
         else:
-            raw = np.asarray(self.statistic.evaluate_batch(x, index), dtype=np.float64)
+            with guarded("statistic", self.statistic.name, "evaluate_batch"):
+                raw = np.asarray(self.statistic.evaluate_batch(x, index), dtype=np.float64)
             if raw.shape != (index.shape[0], 1):
                 raise ConfigError(
-                    f"statistic: '{self.statistic.name}' is not scalar here; a private estimator needs d = 1"
+                    f"'{self.statistic.name}' is not scalar here; a private estimator needs d = 1", path="statistic"
                 )
             if not np.all(np.isfinite(raw)):
-                raise DataError(f"statistic: '{self.statistic.name}' returned a non-finite value")
+                raise DataError(f"'{self.statistic.name}' returned a non-finite value", path="statistic")
             values = np.asarray(self.mechanism.apply(raw, native, rng), dtype=np.float64)
         if values.shape != (index.shape[0], 1):
-            raise ConfigError(f"mechanism: '{self.mechanism.name}' returned the wrong shape")
+            raise ConfigError(f"'{self.mechanism.name}' returned the wrong shape", path="mechanism")
         return values[:, 0], self.plan(k, budget, label="release")
 
 
 def _declared(_: Any, attribute: Any, value: Any) -> None:
     if not isinstance(value, (GDP, ApproxDP, PureDP)):
-        raise ConfigError(f"{attribute.name}: expected pf.PureDP, pf.ApproxDP or pf.GDP (the per-call guarantee)")
+        raise ConfigError("expected pf.PureDP, pf.ApproxDP or pf.GDP (the per-call guarantee)", path=attribute.name)
 
 
 def _callable(_: Any, attribute: Any, value: Any) -> None:
     if not callable(value):
-        raise ConfigError(f"{attribute.name}: expected a callable")
+        raise ConfigError("expected a callable", path=attribute.name)
 
 
 @attrs.frozen
@@ -263,7 +242,7 @@ class CallableEstimator:
     def plan(self, k: int, budget: Budget, *, label: str) -> PrivacyEvent:
         """The declared event; ``budget`` must be the declared one (a fixed estimator cannot be calibrated)."""
         if budget != self.budget:
-            raise BudgetError("budget: a callable estimator runs only at the per-call budget it declares")
+            raise BudgetError("a callable estimator runs only at the per-call budget it declares", path="budget")
         return PrivacyEvent(
             label=label,
             mechanism=self.name,
@@ -277,10 +256,11 @@ class CallableEstimator:
         """The function on every row of ``index`` (a loop over rows unless ``batched``)."""
         index = _check_index(x, index)
         event = self.plan(index.shape[1], budget, label="release")
-        if self.batched:
-            values = np.asarray(self.function(x, index, rng), dtype=np.float64).reshape(-1)
-        else:
-            values = np.array([float(self.function(x[row], rng)) for row in index], dtype=np.float64)
+        with guarded("estimator", self.name, "function"):
+            if self.batched:
+                values = np.asarray(self.function(x, index, rng), dtype=np.float64).reshape(-1)
+            else:
+                values = np.array([float(self.function(x[row], rng)) for row in index], dtype=np.float64)
         if values.shape != (index.shape[0],) or not np.all(np.isfinite(values)):
-            raise DataError(f"estimator: '{self.name}' must return one finite number per row")
+            raise DataError(f"'{self.name}' must return one finite number per row", path="estimator")
         return values, event

@@ -1,7 +1,9 @@
-"""Statistic helpers and the resampling engine shared by every method.
+"""Evaluating a statistic: on the full data, on every resample, with its smooth sensitivity.
 
-Methods call these instead of poking at optional statistic capabilities themselves, so a minimal
-third-party statistic (``name``, ``evaluate_batch``, ``sensitivity``) works everywhere.
+The run context calls these instead of poking at optional statistic capabilities itself, so a minimal
+third-party statistic (``name``, ``evaluate_batch``, ``sensitivity``) works everywhere. Every call into the
+plugin is guarded: an unexpected exception becomes a ``PluginError`` without its message, which may quote
+data.
 """
 
 from __future__ import annotations
@@ -13,22 +15,15 @@ from contextlib import contextmanager
 import numpy as np
 
 from privframe.errors import ConfigError, DataError, PluginError, PrivframeError
-from privframe.protocols import (
-    DirectStatistic,
-    PreparingStatistic,
-    RatedStatistic,
-    Resamples,
-    Sampler,
-    SmoothStatistic,
-    Statistic,
-)
+from privframe.protocols import DirectStatistic, PreparingStatistic, RatedStatistic, SmoothStatistic, Statistic
+from privframe.resampling import Resamples
 from privframe.types import Array, Bounds, IndexMatrix, L2Ball
 
 __all__ = [
-    "draw_resamples",
     "evaluate_full",
     "evaluate_resamples",
     "evaluate_resamples_smooth",
+    "global_sensitivity",
     "guarded",
     "order_statistic_index",
     "prepare_data",
@@ -53,8 +48,8 @@ def guarded(part: str, name: str, what: str) -> Iterator[None]:
         raise
     except Exception as exc:
         raise PluginError(
-            f"{part}: '{name}'.{what} raised {type(exc).__name__}; its message is withheld because it may "
-            "contain data values"
+            f"'{name}'.{what} raised {type(exc).__name__}; its message is withheld because it may contain data values",
+            path=part,
         ) from None
 
 
@@ -73,11 +68,11 @@ def requires_bounds(statistic: Statistic) -> bool:
 def prepare_data(statistic: Statistic, x: Array, bounds: Bounds | L2Ball | None) -> Array:
     """Data the statistic is computed on: its own ``prepare`` if defined, else clipped to the bounds.
 
-    Clipping is documented behaviour (algorithms.md: values outside public bounds are clipped before any
+    Clipping is documented behaviour (``docs/algorithms.md``: values outside public bounds are clipped before any
     statistic is computed); how many values were clipped is data-dependent and is never reported.
     """
     if bounds is None and requires_bounds(statistic):
-        raise ConfigError(f"bounds: statistic '{statistic.name}' needs public bounds")
+        raise ConfigError(f"statistic '{statistic.name}' needs public bounds", path="bounds")
     if isinstance(statistic, PreparingStatistic):
         with guarded("statistic", statistic.name, "prepare"):
             return statistic.prepare(x, bounds)
@@ -96,20 +91,8 @@ def evaluate_full(statistic: Statistic, x: Array) -> Array:
         with guarded("statistic", statistic.name, "evaluate_batch"):
             value = np.asarray(statistic.evaluate_batch(x, index), dtype=np.float64).reshape(-1)
     if not np.all(np.isfinite(value)):
-        raise DataError(f"statistic: '{statistic.name}' returned a non-finite value")
+        raise DataError(f"'{statistic.name}' returned a non-finite value", path="statistic")
     return value
-
-
-def draw_resamples(sampler: Sampler, n: int, rng: np.random.Generator) -> Resamples:
-    """``sampler.draw(n, rng)``, with option errors (``"m: ..."``) re-raised under the path ``sampler.m``."""
-    try:
-        return sampler.draw(n, rng)
-    except ConfigError as exc:
-        message = str(exc)
-        head = message.split(":", 1)[0]
-        if head.isidentifier():
-            raise ConfigError(f"sampler.{message}") from exc
-        raise
 
 
 def _bytes_per_row(x: Array, m: int) -> int:
@@ -131,7 +114,8 @@ def _checked(statistic: Statistic, values: object, rows: int, dimension: int) ->
     out = np.asarray(values, dtype=np.float64)
     if out.shape != (rows, dimension):
         raise DataError(
-            f"statistic: '{statistic.name}' returned shape {out.shape} on a resample, expected {(rows, dimension)}"
+            f"'{statistic.name}' returned shape {out.shape} on a resample, expected {(rows, dimension)}",
+            path="statistic",
         )
     return out
 
@@ -153,7 +137,7 @@ def evaluate_resamples(statistic: Statistic, x: Array, resamples: Resamples, dim
 
     out = np.concatenate(resamples.map_blocks(chunk), axis=0)
     if not np.all(np.isfinite(out)):
-        raise DataError(f"statistic: '{statistic.name}' returned a non-finite value on a resample")
+        raise DataError(f"'{statistic.name}' returned a non-finite value on a resample", path="statistic")
     return out
 
 
@@ -167,7 +151,10 @@ def evaluate_resamples_smooth(
 ) -> tuple[Array, Array]:
     """theta and its smooth sensitivity ``SS_beta`` on every resample: ``(B, dimension)`` and ``(B,)``."""
     if not isinstance(statistic, SmoothStatistic):
-        raise ConfigError(f"statistic: '{statistic.name}' has no smooth sensitivity (it cannot be used with cr-ss)")
+        raise ConfigError(
+            f"'{statistic.name}' has no smooth sensitivity (methods that scale noise to a smooth bound cannot use it)",
+            path="statistic",
+        )
 
     def rows(index: IndexMatrix) -> tuple[Array, Array]:
         with guarded("statistic", statistic.name, "evaluate_smooth_batch"):
@@ -182,20 +169,23 @@ def evaluate_resamples_smooth(
     values = np.concatenate([p[0] for p in parts], axis=0)
     smooth = np.concatenate([p[1] for p in parts], axis=0)
     if smooth.shape != (resamples.B,):
-        raise DataError(f"statistic: '{statistic.name}' returned smooth sensitivities of the wrong shape")
+        raise DataError(f"'{statistic.name}' returned smooth sensitivities of the wrong shape", path="statistic")
     if not (np.all(np.isfinite(values)) and np.all(np.isfinite(smooth))):
-        raise DataError(f"statistic: '{statistic.name}' returned a non-finite value on a resample")
+        raise DataError(f"'{statistic.name}' returned a non-finite value on a resample", path="statistic")
     return values, smooth
 
 
 def smooth_sensitivity(statistic: Statistic, x: Array, beta: float, bounds: Bounds | L2Ball | None) -> float:
     """``SS_beta`` at the prepared full data."""
     if not isinstance(statistic, SmoothStatistic):
-        raise ConfigError(f"statistic: '{statistic.name}' has no smooth sensitivity (it cannot be used with cr-ss)")
+        raise ConfigError(
+            f"'{statistic.name}' has no smooth sensitivity (methods that scale noise to a smooth bound cannot use it)",
+            path="statistic",
+        )
     with guarded("statistic", statistic.name, "smooth_sensitivity"):
         value = float(statistic.smooth_sensitivity(x, beta, bounds))
     if not math.isfinite(value) or value < 0:
-        raise DataError(f"statistic: '{statistic.name}' returned an invalid smooth sensitivity")
+        raise DataError(f"'{statistic.name}' returned an invalid smooth sensitivity", path="statistic")
     return value
 
 
@@ -206,3 +196,19 @@ def order_statistic_index(confidence: float, count: int) -> int:
     """
     k = math.ceil(round(confidence * count, 9))
     return min(max(k, 1), count) - 1
+
+
+def global_sensitivity(
+    statistic: Statistic, k: int, bounds: Bounds | L2Ball | None, *, needed_by: str, path: str = "method"
+) -> float:
+    """The statistic's L2 global sensitivity on k records, or a ``ConfigError`` when it has none.
+
+    ``needed_by`` names what needs it (``"cr-gs"``, ``"mechanism 'gaussian'"``) for the message.
+    """
+    with guarded("statistic", statistic.name, "sensitivity"):
+        value = statistic.sensitivity(k, bounds)
+    if value is None or not math.isfinite(value) or value < 0:
+        raise ConfigError(
+            f"{needed_by} needs a finite global sensitivity and statistic '{statistic.name}' has none", path=path
+        )
+    return float(value)

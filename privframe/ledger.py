@@ -15,17 +15,37 @@ from privframe._frozen import frozen_mapping
 from privframe.budgets import GDP, ApproxDP, Budget, PureDP
 from privframe.errors import BudgetError
 
-__all__ = ["Ledger", "PrivacyEvent"]
+__all__ = ["Ledger", "PrivacyEvent", "Subsample"]
 
 
 def _positive_int(_: object, attribute: attrs.Attribute[int], value: int) -> None:
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise BudgetError(f"{attribute.name}: must be a positive integer")
+        raise BudgetError("must be a positive integer", path=attribute.name)
+
+
+@attrs.frozen
+class Subsample:
+    """A release that saw only a uniform size-m subset, drawn without replacement, of the n records.
+
+    Accountants amplify its guarantee by the sampling rate m/n (see ``docs/algorithms.md``, section 1).
+    """
+
+    n: int = attrs.field(validator=_positive_int)
+    m: int = attrs.field(validator=_positive_int)
+
+    def __attrs_post_init__(self) -> None:
+        if self.m > self.n:
+            raise BudgetError("must satisfy 1 <= m <= n", path="m")
 
 
 @attrs.frozen
 class PrivacyEvent:
     """One privatised release, or ``count`` identical ones composed together.
+
+    An event says what ran, in the style of dp-accounting's events: ``count`` releases (composed), each
+    ``budget``-private with respect to the records it saw; with ``subsample`` each of them saw a uniform
+    subset of the data (amplified by the accountant); ``asymptotic`` flags a guarantee that holds only in
+    a limit. Accountants compose events; methods never compose by hand.
 
     Parameters
     ----------
@@ -40,7 +60,10 @@ class PrivacyEvent:
     noise_scale : float or None
         The standard deviation (Gaussian) or scale (Laplace) of the noise actually drawn.
     count : int, default 1
-        Number of identical releases this event stands for.
+        Number of identical releases this event stands for (a ``count``-fold composition).
+    subsample : Subsample, optional
+        Each release ran on a uniform size-m subset of the n records (its ``budget`` is with respect to
+        those m records); accountants amplify it.
     asymptotic : bool, default False
         True when the guarantee holds only asymptotically (flagged, never hidden).
     note : str, default ""
@@ -59,6 +82,7 @@ class PrivacyEvent:
     asymptotic: bool = False
     note: str = ""
     details: Mapping[str, float] = attrs.field(factory=dict, converter=frozen_mapping, hash=False)
+    subsample: Subsample | None = None
 
 
 def _as_events(events: Iterable[PrivacyEvent]) -> tuple[PrivacyEvent, ...]:
@@ -91,7 +115,7 @@ class Ledger:
     def as_approx_dp(self, delta: float) -> ApproxDP:
         """The total as (eps, delta)-DP at the given ``delta`` (tight for GDP)."""
         if self.total is None:
-            raise BudgetError("privacy: a non-private result has no (epsilon, delta) guarantee")
+            raise BudgetError("a non-private result has no (epsilon, delta) guarantee", path="privacy")
         return self.total.to_approx_dp(delta)
 
     def summary(self, delta: float = 1e-6) -> str:

@@ -1,8 +1,10 @@
 """Pipelines: a frozen composition of named parts plus parameters, from code, a dict, TOML or JSON.
 
 A pipeline is the single path every front door goes through: ``pf.confidence_interval`` builds one from
-its keywords, ``privframe run`` from a file. Resolution checks every name and option eagerly, so a typo
-fails with a ``ConfigError`` naming its path (``pipeline.sampler.m``) before any data is touched.
+its keywords, ``privframe run`` from a file. It is resolved once, when it is built: every name and option
+is checked, every part instantiated and checked against what the method needs, so a typo fails with a
+``ConfigError`` naming its path (``pipeline.sampler.m``) before any data is touched. Each run then hands
+the method a :class:`~privframe.context.RunContext` and trusts it.
 """
 
 from __future__ import annotations
@@ -12,28 +14,32 @@ import math
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any
 
 import attrs
 import numpy as np
 import numpy.typing as npt
 
-from privframe import engine
+from privframe import evaluation
 from privframe._frozen import frozen_mapping
 from privframe._rng import RngLike, as_seed_sequence
 from privframe.budgets import GDP, ApproxDP, Budget, PureDP
+from privframe.context import RunContext
 from privframe.data import as_data
-from privframe.errors import BudgetError, ConfigError
-from privframe.protocols import Method, Parts
-from privframe.registry import Kind, PluginRegistry, registry
+from privframe.errors import BudgetError, ConfigError, PluginError, join_path
+from privframe.method import Method
+from privframe.protocols import Statistic, StatisticWithDefaultMechanism
+from privframe.registration import Kind, PluginEntry
+from privframe.registry import PluginRegistry, registry
+from privframe.resampling import RunOptions
 from privframe.results import IntervalResult, RegionResult
-from privframe.types import Bounds, L2Ball, as_bounds
+from privframe.types import Array, Bounds, L2Ball, as_bounds
 
 __all__ = ["Part", "Pipeline", "ResolvedPipeline"]
 
 _PART_KINDS: tuple[Kind, ...] = ("sampler", "mechanism", "accountant")
-_TOP_KEYS = ("method", "statistic", "sampler", "mechanism", "accountant", "budget", "bounds", "confidence")
+_RUN_KEYS = ("memory_budget", "workers")
+_TOP_KEYS = ("method", "statistic", *_PART_KINDS, "budget", "bounds", "confidence", *_RUN_KEYS)
 
 
 @attrs.frozen
@@ -60,35 +66,74 @@ class Part:
             return cls(value)
         if isinstance(value, Mapping):
             if "name" not in value:
-                raise ConfigError(f"{path}.name: missing (the registered name of the part)")
+                raise ConfigError("missing (the registered name of the part)", path=f"{path}.name")
             name = value["name"]
             if not isinstance(name, str):
-                raise ConfigError(f"{path}.name: expected a string")
+                raise ConfigError("expected a string", path=f"{path}.name")
             return cls(name, {k: v for k, v in value.items() if k != "name"})
-        raise ConfigError(f"{path}: expected a name or a table with a 'name' key")
+        raise ConfigError("expected a name or a table with a 'name' key", path=path)
 
     def to_dict(self) -> dict[str, Any]:
         """``{"name": ..., **options}``."""
         return {"name": self.name, **self.options}
 
 
-@attrs.frozen
+@attrs.frozen(eq=False)
 class ResolvedPipeline:
-    """A pipeline with every part instantiated and validated."""
+    """A pipeline with every part instantiated and checked: what each run hands to the method.
+
+    Attributes
+    ----------
+    method : Method
+        The method, with its options.
+    statistic : Statistic
+        The statistic, with its options.
+    parts : mapping
+        The sampler, mechanism and accountant the method uses, by kind.
+    names : mapping
+        The registered name of the method, the statistic and every part.
+    budget : Budget or None
+        The total budget of one call (None for a non-private reference).
+    bounds : Bounds, L2Ball or None
+        The public bounds.
+    confidence : float
+        Nominal coverage.
+    options : RunOptions
+        Memory budget and worker threads.
+    """
 
     method: Method
-    parts: Parts
+    statistic: Statistic
+    parts: Mapping[str, object] = attrs.field(converter=frozen_mapping)
+    names: Mapping[str, str] = attrs.field(converter=frozen_mapping)
     budget: Budget | None
+    bounds: Bounds | L2Ball | None
     confidence: float
-    names: Mapping[str, str]
+    options: RunOptions
+
+    def context(self, data: Array, seed: np.random.SeedSequence) -> RunContext:
+        """The run context for validated data: the statistic prepares (clips) them first."""
+        prepared = evaluation.prepare_data(self.statistic, data, self.bounds)
+        return RunContext(
+            method=self.names["method"],
+            statistic=self.statistic,
+            data=prepared,
+            parts=self.parts,
+            names=self.names,
+            bounds=self.bounds,
+            confidence=self.confidence,
+            seed=seed,
+            options=self.options,
+            requested=self.budget,
+        )
 
 
 def _check_confidence(value: object, path: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)):
-        raise ConfigError(f"{path}: expected a number in (0, 1)")
+        raise ConfigError("expected a number in (0, 1)", path=path)
     conf = float(value)
     if not (math.isfinite(conf) and 0.0 < conf < 1.0):
-        raise ConfigError(f"{path}: must satisfy 0 < confidence < 1")
+        raise ConfigError("must satisfy 0 < confidence < 1", path=path)
     return conf
 
 
@@ -97,7 +142,7 @@ def _check_budget(value: object, path: str) -> Budget | None:
         return value
     if isinstance(value, Mapping):
         return _budget_from_table(value, path)
-    raise ConfigError(f"{path}: expected pf.GDP, pf.ApproxDP, pf.PureDP, None, or a table")
+    raise ConfigError("expected pf.GDP, pf.ApproxDP, pf.PureDP, None, or a table", path=path)
 
 
 _BUDGET_UNITS: dict[str, tuple[type, tuple[str, ...], tuple[str, ...]]] = {
@@ -110,20 +155,20 @@ _BUDGET_UNITS: dict[str, tuple[type, tuple[str, ...], tuple[str, ...]]] = {
 def _budget_from_table(table: Mapping[str, Any], path: str) -> Budget:
     unit = table.get("unit")
     if unit not in _BUDGET_UNITS:
-        raise ConfigError(f"{path}.unit: expected one of {', '.join(_BUDGET_UNITS)}")
+        raise ConfigError(f"expected one of {', '.join(_BUDGET_UNITS)}", path=f"{path}.unit")
     cls, required, optional = _BUDGET_UNITS[unit]
     for key in table:
         if key != "unit" and key not in required + optional:
-            raise ConfigError(f"{path}.{key}: unknown key for a '{unit}' budget")
+            raise ConfigError(f"unknown key for a '{unit}' budget", path=f"{path}.{key}")
     for key in required:
         if key not in table:
-            raise ConfigError(f"{path}.{key}: missing")
+            raise ConfigError("missing", path=f"{path}.{key}")
     args = [table[k] for k in required]
     kwargs = {k: table[k] for k in optional if k in table}
     try:
         budget: Budget = cls(*args, **kwargs)
     except BudgetError as exc:
-        raise ConfigError(f"{path}.{exc}") from exc
+        raise ConfigError(exc.message, path=join_path(path, exc.path)) from exc
     return budget
 
 
@@ -140,14 +185,125 @@ def _budget_to_table(budget: Budget | None) -> dict[str, Any] | None:
     return {"unit": "pure-dp", "epsilon": budget.epsilon}
 
 
-def _check_bounds(value: object, path: str) -> Bounds | L2Ball | None:
+def _check_bounds(value: object, prefix: str) -> Bounds | L2Ball | None:
     try:
         return as_bounds(value)
     except ConfigError as exc:
-        message = str(exc)
-        if path == "bounds" or not message.startswith("bounds"):
-            raise
-        raise ConfigError(f"{path}{message[len('bounds') :]}") from exc
+        raise exc.with_prefix(prefix) from exc
+
+
+def _run_options(values: Mapping[str, Any], prefix: str) -> RunOptions:
+    try:
+        return RunOptions(**{key: values[key] for key in _RUN_KEYS if key in values})
+    except ConfigError as exc:
+        raise exc.with_prefix(prefix) from exc
+
+
+@attrs.frozen
+class _Resolution:
+    """What resolving a pipeline produces: the resolved parts and every part with its routed options."""
+
+    resolved: ResolvedPipeline
+    specs: Mapping[str, Part | None]
+
+
+def _declared(entry: PluginEntry, options: Mapping[str, Any]) -> dict[str, Any]:
+    names = entry.options()
+    return {key: value for key, value in options.items() if key in names}
+
+
+def _resolve(
+    specs: Mapping[str, Part | None],
+    extra: Mapping[str, Any],
+    *,
+    budget: Budget | None,
+    bounds: Bounds | L2Ball | None,
+    confidence: float,
+    options: RunOptions,
+    reg: PluginRegistry,
+    prefix: str,
+) -> _Resolution:
+    """Instantiate every part once, routing each ``extra`` option to every part that declares it.
+
+    A part's options are, from weakest to strongest: the method's defaults, the part's own table, the
+    routed ``extra`` options.
+    """
+
+    def path(key: str) -> str:
+        return join_path(prefix, key) or key
+
+    method_spec, statistic_spec = specs["method"], specs["statistic"]
+    assert method_spec is not None
+    assert statistic_spec is not None
+    routed: dict[str, Part | None] = {}
+    taken: set[str] = set()
+
+    def create(kind: Kind, spec: Part, defaults: Mapping[str, Any]) -> Any:
+        entry = reg.get(kind, spec.name, path=path(kind))
+        mine = _declared(entry, extra)
+        taken.update(mine)
+        routed[kind] = Part(spec.name, {**spec.options, **mine})
+        return entry.create({**_declared(entry, defaults), **spec.options, **mine}, path(kind))
+
+    method: Method = create("method", method_spec, {})
+    statistic: Statistic = create("statistic", statistic_spec, {})
+    name = method_spec.name
+    if method.private and budget is None:
+        raise BudgetError(f"method '{name}' is private and needs a budget", path=path("budget"))
+    if not method.private and budget is not None:
+        raise BudgetError(f"method '{name}' is a non-private reference; pass budget=None", path=path("budget"))
+    if bounds is None and evaluation.requires_bounds(statistic):
+        raise ConfigError(f"statistic '{statistic_spec.name}' needs public bounds", path=path("bounds"))
+    defaults = dict(method.defaults(budget, confidence))
+    part_defaults = {key: value for key, value in defaults.items() if key not in _PART_KINDS}
+    needs = method.needs
+    parts: dict[str, object] = {}
+    names = {"method": name, "statistic": statistic_spec.name}
+    for kind in _PART_KINDS:
+        spec = specs.get(kind)
+        if spec is not None and kind not in needs:
+            raise ConfigError(f"method '{name}' does not use a {kind}", path=path(kind))
+        if kind not in needs:
+            continue
+        if spec is None:
+            default = _default_part(kind, defaults, statistic, budget)
+            if default is None:
+                if kind in defaults:
+                    continue  # the method does without this part this time
+                raise ConfigError(f"method '{name}' needs a {kind}", path=path(kind))
+            spec = Part(default)
+        part = create(kind, spec, part_defaults)
+        need = needs[kind]
+        wanted = need if isinstance(need, tuple) else (need,)
+        if not isinstance(part, wanted):
+            needed = " or ".join(protocol.__name__ for protocol in wanted)
+            raise ConfigError(f"method '{name}' cannot use {kind} '{spec.name}' (it needs a {needed})", path=path(kind))
+        parts[kind] = part
+        names[kind] = spec.name
+    if method.private and "accountant" not in parts:
+        raise PluginError(f"method '{name}' is private but needs no accountant; every release must be charged")
+    for key in extra:
+        if key not in taken:
+            described = ", ".join(f"{kind} '{part.name}'" for kind, part in routed.items() if part is not None)
+            raise ConfigError(f"no part of this pipeline declares this option ({described})", path=key)
+    resolved = ResolvedPipeline(method, statistic, parts, names, budget, bounds, confidence, options)
+    return _Resolution(resolved, {kind: routed.get(kind) for kind in ("method", "statistic", *_PART_KINDS)})
+
+
+def _default_part(kind: str, defaults: Mapping[str, object], statistic: Statistic, budget: Budget | None) -> str | None:
+    """The method's default part of ``kind``, else (for a mechanism) the statistic's own default."""
+    if kind in defaults:
+        value = defaults[kind]
+        if value is not None and not isinstance(value, str):
+            raise PluginError(f"a method's default {kind} must be a registered name or None")
+        return value
+    if kind == "mechanism" and budget is not None and isinstance(statistic, StatisticWithDefaultMechanism):
+        with evaluation.guarded("statistic", statistic.name, "default_mechanism"):
+            value = statistic.default_mechanism(budget)
+        if not isinstance(value, str):
+            raise PluginError(f"statistic '{statistic.name}'.default_mechanism must return a mechanism name")
+        return value
+    return None
 
 
 @attrs.frozen
@@ -155,8 +311,8 @@ class Pipeline:
     """A frozen recipe: method, statistic, optional sampler/mechanism/accountant, budget, bounds, confidence.
 
     Build one with :meth:`build` (flat keyword options routed to the parts that declare them),
-    :meth:`from_dict`, or :meth:`from_config` (TOML or JSON). ``run`` returns the same result types as
-    :func:`privframe.confidence_interval`.
+    :meth:`from_dict`, or :meth:`from_config` (TOML or JSON). It is resolved once, on construction;
+    ``run`` returns the same result types as :func:`privframe.confidence_interval`.
 
     Examples
     --------
@@ -175,10 +331,30 @@ class Pipeline:
     sampler: Part | None = None
     mechanism: Part | None = None
     accountant: Part | None = None
+    options: RunOptions = attrs.field(factory=RunOptions)
     prefix: str = attrs.field(default="", eq=False, repr=False)
+    registry: PluginRegistry | None = attrs.field(default=None, eq=False, repr=False)
+    _resolved: ResolvedPipeline = attrs.field(init=False, eq=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
-        self.resolve()
+        resolution = _resolve(
+            self._specs(),
+            {},
+            budget=self.budget,
+            bounds=self.bounds,
+            confidence=self.confidence,
+            options=self.options,
+            reg=self.registry or registry,
+            prefix=self.prefix,
+        )
+        object.__setattr__(self, "_resolved", resolution.resolved)
+
+    def _specs(self) -> dict[str, Part | None]:
+        return {
+            "method": self.method,
+            "statistic": self.statistic,
+            **{kind: getattr(self, kind) for kind in _PART_KINDS},
+        }
 
     # -- construction -------------------------------------------------------------------------------
 
@@ -197,69 +373,70 @@ class Pipeline:
         reg: PluginRegistry | None = None,
         **options: Any,
     ) -> Pipeline:
-        """Build from the front door's arguments; each extra keyword goes to every part that declares it."""
-        reg = reg or registry
-        parts: dict[str, Part | None] = {
+        """Build from the front door's arguments; each extra keyword goes to every part that declares it.
+
+        ``memory_budget`` and ``workers`` are run options (:class:`~privframe.resampling.RunOptions`), not
+        part options.
+        """
+        specs: dict[str, Part | None] = {
             "method": Part.coerce(method, "method"),
             "statistic": Part.coerce(statistic, "statistic"),
         }
         for kind, value in (("sampler", sampler), ("mechanism", mechanism), ("accountant", accountant)):
-            parts[kind] = None if value is None else Part.coerce(value, kind)
-        method_part = parts["method"]
-        assert method_part is not None
-        method_entry = reg.get("method", method_part.name, path="method")
-        defaults: Mapping[str, str] = getattr(method_entry.factory, "defaults", {})
-        uses: frozenset[str] = getattr(method_entry.factory, "uses", frozenset())
-        for kind in _PART_KINDS:
-            if parts[kind] is None and kind in uses and kind in defaults:
-                parts[kind] = Part(defaults[kind])
-        routed: dict[str, dict[str, Any]] = {kind: {} for kind in parts}
-        for key, value in options.items():
-            takers = [
-                kind
-                for kind, part in parts.items()
-                if part is not None and key in reg.get(cast_kind(kind), part.name, path=kind).options()
-            ]
-            if not takers:
-                names = ", ".join(f"{kind} '{p.name}'" for kind, p in parts.items() if p is not None)
-                raise ConfigError(f"{key}: no part of this pipeline declares this option ({names})")
-            for kind in takers:
-                routed[kind][key] = value
-        merged = {
-            kind: None if part is None else Part(part.name, {**part.options, **routed[kind]})
-            for kind, part in parts.items()
-        }
-        method_final, statistic_final = merged["method"], merged["statistic"]
-        assert method_final is not None
-        assert statistic_final is not None
-        return cls(
-            method=method_final,
-            statistic=statistic_final,
-            budget=_check_budget(budget, "budget"),
-            bounds=_check_bounds(bounds, "bounds"),
-            confidence=_check_confidence(confidence, "confidence"),
-            sampler=merged["sampler"],
-            mechanism=merged["mechanism"],
-            accountant=merged["accountant"],
+            specs[kind] = None if value is None else Part.coerce(value, kind)
+        run_options = _run_options(options, "")
+        extra = {key: value for key, value in options.items() if key not in _RUN_KEYS}
+        checked_budget = _check_budget(budget, "budget")
+        checked_bounds = _check_bounds(bounds, "")
+        checked_confidence = _check_confidence(confidence, "confidence")
+        resolution = _resolve(
+            specs,
+            extra,
+            budget=checked_budget,
+            bounds=checked_bounds,
+            confidence=checked_confidence,
+            options=run_options,
+            reg=reg or registry,
+            prefix="",
         )
+        routed = resolution.specs
+        values: dict[str, Any] = {
+            "method": routed["method"],
+            "statistic": routed["statistic"],
+            "budget": checked_budget,
+            "bounds": checked_bounds,
+            "confidence": checked_confidence,
+            **{kind: routed[kind] for kind in _PART_KINDS},
+            "options": run_options,
+            "prefix": "",
+            "registry": reg,
+            "_resolved": resolution.resolved,
+        }
+        # Already resolved: fill the fields directly instead of resolving a second time in __init__.
+        pipe = cls.__new__(cls)
+        for field in attrs.fields(cls):
+            object.__setattr__(pipe, field.name, values[field.name])
+        return pipe
 
     @classmethod
-    def from_dict(cls, config: Mapping[str, Any], *, prefix: str = "") -> Pipeline:
+    def from_dict(cls, config: Mapping[str, Any], *, prefix: str = "", reg: PluginRegistry | None = None) -> Pipeline:
         """Build from a mapping (a ``{"pipeline": {...}}`` wrapper is accepted and sets the path prefix)."""
         if not isinstance(config, Mapping):
-            raise ConfigError(f"{prefix or 'pipeline'}: expected a table")
+            raise ConfigError("expected a table", path=prefix or "pipeline")
         if set(config) == {"pipeline"}:
-            return cls.from_dict(config["pipeline"], prefix=_join(prefix, "pipeline"))
+            return cls.from_dict(config["pipeline"], prefix=join_path(prefix, "pipeline") or "", reg=reg)
         for key in config:
             if key not in _TOP_KEYS:
-                raise ConfigError(f"{_join(prefix, str(key))}: unknown key (expected one of {', '.join(_TOP_KEYS)})")
+                raise ConfigError(
+                    f"unknown key (expected one of {', '.join(_TOP_KEYS)})", path=join_path(prefix, str(key))
+                )
         for key in ("method", "statistic"):
             if key not in config:
-                raise ConfigError(f"{_join(prefix, key)}: missing")
+                raise ConfigError("missing", path=join_path(prefix, key))
 
         def part(key: str) -> Part | None:
             value = config.get(key)
-            return None if value is None else Part.coerce(value, _join(prefix, key))
+            return None if value is None else Part.coerce(value, join_path(prefix, key) or key)
 
         method, statistic = part("method"), part("statistic")
         assert method is not None
@@ -267,33 +444,35 @@ class Pipeline:
         return cls(
             method=method,
             statistic=statistic,
-            budget=_check_budget(config.get("budget"), _join(prefix, "budget")),
-            bounds=_check_bounds(config.get("bounds"), _join(prefix, "bounds")),
-            confidence=_check_confidence(config.get("confidence", 0.9), _join(prefix, "confidence")),
+            budget=_check_budget(config.get("budget"), join_path(prefix, "budget") or "budget"),
+            bounds=_check_bounds(config.get("bounds"), prefix),
+            confidence=_check_confidence(config.get("confidence", 0.9), join_path(prefix, "confidence") or ""),
             sampler=part("sampler"),
             mechanism=part("mechanism"),
             accountant=part("accountant"),
+            options=_run_options(config, prefix),
             prefix=prefix,
+            registry=reg,
         )
 
     @classmethod
-    def from_config(cls, path: str | Path) -> Pipeline:
+    def from_config(cls, path: str | Path, *, reg: PluginRegistry | None = None) -> Pipeline:
         """Build from a ``.toml`` or ``.json`` file."""
         file = Path(path)
         try:
             text = file.read_text(encoding="utf-8")
         except OSError as exc:
-            raise ConfigError(f"config: cannot read {file.name} ({exc.strerror})") from exc
+            raise ConfigError(f"cannot read {file.name} ({exc.strerror})", path="config") from exc
         try:
             if file.suffix.lower() == ".json":
                 config = json.loads(text)
             elif file.suffix.lower() == ".toml":
                 config = tomllib.loads(text)
             else:
-                raise ConfigError("config: expected a .toml or .json file")
+                raise ConfigError("expected a .toml or .json file", path="config")
         except (json.JSONDecodeError, tomllib.TOMLDecodeError) as exc:
-            raise ConfigError(f"config: {file.name} is not valid {file.suffix[1:].upper()}: {exc}") from exc
-        return cls.from_dict(config)
+            raise ConfigError(f"{file.name} is not valid {file.suffix[1:].upper()}: {exc}", path="config") from exc
+        return cls.from_dict(config, reg=reg)
 
     def to_dict(self) -> dict[str, Any]:
         """The pipeline as a plain mapping that :meth:`from_dict` reads back."""
@@ -310,52 +489,16 @@ class Pipeline:
         elif isinstance(self.bounds, L2Ball):
             out["bounds"] = {"radius": self.bounds.radius}
         out["confidence"] = self.confidence
+        for key, value in attrs.asdict(self.options).items():
+            if value != getattr(RunOptions(), key):
+                out[key] = value
         return out
 
     # -- resolution and running ---------------------------------------------------------------------
 
-    def resolve(self, reg: PluginRegistry | None = None) -> ResolvedPipeline:
-        """Instantiate every part; raises ``ConfigError`` naming the path of the first problem."""
-        reg = reg or registry
-        path = self._path
-        method_entry = reg.get("method", self.method.name, path=path("method"))
-        method: Method = method_entry.create(self.method.options, path("method"))
-        statistic = reg.create("statistic", self.statistic.name, self.statistic.options, path=path("statistic"))
-        names = {"method": self.method.name, "statistic": self.statistic.name}
-        created: dict[str, Any] = {}
-        for kind in _PART_KINDS:
-            part: Part | None = getattr(self, kind)
-            if part is not None and kind not in method.uses:
-                raise ConfigError(f"{path(kind)}: method '{self.method.name}' does not use a {kind}")
-            if part is None and kind in method.uses:
-                default = method.defaults.get(kind)
-                if default is None and kind in getattr(method, "optional", frozenset()):
-                    continue  # the method picks this part itself (e.g. privsub: the statistic's default mechanism)
-                if default is None:
-                    raise ConfigError(f"{path(kind)}: method '{self.method.name}' needs a {kind}")
-                part = Part(default)
-            if part is None:
-                continue
-            options = dict(part.options)
-            if kind == "sampler":
-                options = {**{k: v for k, v in method.sampler_defaults.items() if k not in options}, **options}
-                options = {
-                    k: v
-                    for k, v in options.items()
-                    if k in reg.get("sampler", part.name, path=path(kind)).options() or k in part.options
-                }
-            created[kind] = reg.create(kind, part.name, options, path=path(kind))
-            names[kind] = part.name
-        if method.private and self.budget is None:
-            raise BudgetError(f"{path('budget')}: method '{self.method.name}' is private and needs a budget")
-        if not method.private and self.budget is not None:
-            raise BudgetError(
-                f"{path('budget')}: method '{self.method.name}' is a non-private reference; pass budget=None"
-            )
-        if self.bounds is None and engine.requires_bounds(statistic):
-            raise ConfigError(f"{path('bounds')}: statistic '{self.statistic.name}' needs public bounds")
-        parts = Parts(statistic=statistic, bounds=self.bounds, **created)
-        return ResolvedPipeline(method, parts, self.budget, self.confidence, MappingProxyType(names))
+    def resolve(self) -> ResolvedPipeline:
+        """The resolved parts (computed once, when the pipeline was built)."""
+        return self._resolved
 
     def run(self, x: npt.ArrayLike, rng: RngLike = None) -> IntervalResult | RegionResult:
         """Run on data ``x``; a scalar statistic gives an ``IntervalResult``, a vector one a ``RegionResult``.
@@ -370,29 +513,13 @@ class Pipeline:
 
     def run_raw(self, x: npt.ArrayLike, rng: RngLike = None) -> IntervalResult | RegionResult:
         """Run and return the method's own result type (a ball stays a ball even when d = 1)."""
-        resolved = self.resolve()
-        data = as_data(x)
-        seed = as_seed_sequence(rng)
-        prepared = engine.prepare_data(resolved.parts.statistic, data, resolved.parts.bounds)
+        resolved = self._resolved
+        ctx = resolved.context(as_data(x), as_seed_sequence(rng))
         try:
-            return resolved.method.run(prepared, resolved.parts, resolved.budget, resolved.confidence, seed)
+            return resolved.method.run(ctx)
         except ConfigError as exc:
-            # Parts raise with paths relative to the pipeline ("sampler.m: ..."); add the config's prefix.
-            head = str(exc).split(":", 1)[0].split(".", 1)[0]
+            # Parts raise with paths relative to the pipeline ("sampler.m"); add the config's prefix.
+            head = (exc.path or "").split(".", 1)[0]
             if self.prefix and head in _TOP_KEYS:
-                raise ConfigError(self._path(str(exc))) from exc
+                raise exc.with_prefix(self.prefix) from exc
             raise
-
-    def _path(self, key: str) -> str:
-        return _join(self.prefix, key)
-
-
-def _join(prefix: str, key: str) -> str:
-    return f"{prefix}.{key}" if prefix else key
-
-
-def cast_kind(kind: str) -> Kind:
-    """Narrow a part key to a registry kind."""
-    if kind not in ("statistic", "sampler", "mechanism", "accountant", "method"):
-        raise ConfigError(f"kind: unknown part kind '{kind}'")
-    return kind  # type: ignore[return-value]

@@ -66,7 +66,9 @@ class IntervalResult:
         """The same set as a one-dimensional ball (only for intervals symmetric about their centre)."""
         radius = (self.high - self.low) / 2
         if abs(self.center - (self.low + radius)) > 1e-12 * max(1.0, abs(self.center)):
-            raise ConfigError(f"method: '{self.method}' returns an asymmetric interval; use pf.confidence_interval")
+            raise ConfigError(
+                f"'{self.method}' returns an asymmetric interval; use pf.confidence_interval", path="method"
+            )
         return RegionResult(
             center=[self.center],
             radius=radius,
@@ -114,13 +116,13 @@ class RegionResult:
         """Whether ``value`` lies strictly inside the ball."""
         v = np.asarray(value, dtype=np.float64).reshape(-1)
         if v.shape != self.center.shape:
-            raise DataError(f"value: expected a vector of length {self.dimension}")
+            raise DataError(f"expected a vector of length {self.dimension}", path="value")
         return bool(np.linalg.norm(v - self.center) < self.radius)
 
     def to_interval(self) -> IntervalResult:
         """The same set as an interval (d = 1 only)."""
         if self.dimension != 1:
-            raise DataError("statistic: a region of dimension > 1 is not an interval; use pf.confidence_region")
+            raise DataError("a region of dimension > 1 is not an interval; use pf.confidence_region", path="statistic")
         c = float(self.center[0])
         return IntervalResult(
             low=c - self.radius,

@@ -7,8 +7,8 @@ import numpy as np
 from privframe.budgets import Budget
 from privframe.errors import BudgetError
 from privframe.ledger import Ledger, PrivacyEvent
-from privframe.protocols import Accountant, Mechanism, SmoothMechanism, SmoothRelease
-from privframe.types import Array
+from privframe.protocols import Accountant, Mechanism, SmoothMechanism
+from privframe.types import Array, SmoothRelease
 
 __all__ = ["PrivacySpender"]
 
@@ -34,8 +34,9 @@ class PrivacySpender:
         total = self._accountant.compose([*self._events, event], self._limit)
         if self._limit is not None and not self._accountant.fits(total, self._limit):
             raise BudgetError(
-                f"budget: releasing '{event.label}' would spend {total}, more than the limit {self._limit}; "
-                "nothing was released"
+                f"releasing '{event.label}' would spend {total}, more than the limit {self._limit}; "
+                "nothing was released",
+                path="budget",
             )
         self._events.append(event)
 
@@ -53,6 +54,13 @@ class PrivacySpender:
         event = mechanism.plan(sensitivity, budget, label=label, dimension=int(np.size(value)))
         self.charge(event)
         return mechanism.apply(np.asarray(value, dtype=np.float64), event, rng), event
+
+    def release_planned(
+        self, mechanism: Mechanism, value: Array, event: PrivacyEvent, *, rng: np.random.Generator
+    ) -> Array:
+        """Charge an event the caller planned (and annotated, e.g. with a ``count``), then draw its noise."""
+        self.charge(event)
+        return mechanism.apply(np.asarray(value, dtype=np.float64), event, rng)
 
     def release_smooth(
         self,
@@ -83,6 +91,16 @@ class PrivacySpender:
             fallback_sensitivity=fallback_sensitivity,
         )
         return released, event
+
+    @property
+    def accountant(self) -> Accountant:
+        """The accountant that composes the events."""
+        return self._accountant
+
+    @property
+    def limit(self) -> Budget | None:
+        """The most this spender may spend (None: no limit)."""
+        return self._limit
 
     def ledger(self) -> Ledger:
         """The frozen ledger of everything charged so far."""

@@ -1,4 +1,4 @@
-"""Array aliases and the public-bounds value objects."""
+"""Array aliases and the small value objects parts exchange: public bounds, a sampler's design, a smooth release."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import attrs
 import numpy as np
 import numpy.typing as npt
 
-from privframe.errors import ConfigError, DataError
+from privframe.errors import ConfigError, DataError, PluginError
 
-__all__ = ["Array", "Bounds", "BoundsLike", "IndexMatrix", "L2Ball", "as_bounds"]
+__all__ = ["Array", "Bounds", "BoundsLike", "Design", "IndexMatrix", "L2Ball", "SmoothRelease", "as_bounds"]
 
 Array: TypeAlias = npt.NDArray[np.float64]
 """A float64 array (data, statistic values)."""
@@ -22,14 +22,14 @@ IndexMatrix: TypeAlias = npt.NDArray[np.intp]
 
 def _finite(_: object, attribute: attrs.Attribute[float], value: float) -> None:
     if not math.isfinite(value):
-        raise ConfigError(f"bounds.{attribute.name}: must be finite (bounds are public inputs)")
+        raise ConfigError("must be finite (bounds are public inputs)", path=f"bounds.{attribute.name}")
 
 
 def _to_float(value: Any) -> Any:
     try:
         return float(value)
     except (TypeError, ValueError):
-        raise ConfigError("bounds: expected numbers") from None
+        raise ConfigError("expected numbers", path="bounds") from None
 
 
 @attrs.frozen
@@ -44,7 +44,7 @@ class Bounds:
 
     def __attrs_post_init__(self) -> None:
         if not self.low < self.high:
-            raise ConfigError("bounds: need low < high")
+            raise ConfigError("need low < high", path="bounds")
 
     @property
     def width(self) -> float:
@@ -54,7 +54,7 @@ class Bounds:
     def clip(self, x: Array) -> Array:
         """Clip one-dimensional data to ``[low, high]``."""
         if x.ndim != 1:
-            raise DataError("x: scalar bounds need one-dimensional data (use pf.L2Ball for vectors)")
+            raise DataError("scalar bounds need one-dimensional data (use pf.L2Ball for vectors)", path="x")
         return np.clip(x, self.low, self.high)
 
 
@@ -66,12 +66,12 @@ class L2Ball:
 
     def __attrs_post_init__(self) -> None:
         if not self.radius > 0:
-            raise ConfigError("bounds.radius: must be > 0")
+            raise ConfigError("must be > 0", path="bounds.radius")
 
     def clip(self, x: Array) -> Array:
         """Project each row of two-dimensional data onto the ball."""
         if x.ndim != 2:
-            raise DataError("x: an L2Ball bound needs two-dimensional data (n, d)")
+            raise DataError("an L2Ball bound needs two-dimensional data (n, d)", path="x")
         norms = np.linalg.norm(x, axis=1, keepdims=True)
         # rows inside the ball keep scale 1 (no division: a zero row used to overflow radius / tiny)
         scale = np.divide(self.radius, norms, out=np.ones_like(norms), where=norms > self.radius)
@@ -96,4 +96,63 @@ def as_bounds(bounds: object) -> Bounds | L2Ball | None:
             return Bounds(bounds["low"], bounds["high"])
         if set(bounds) == {"radius"}:
             return L2Ball(bounds["radius"])
-    raise ConfigError("bounds: expected (low, high), pf.Bounds(low, high) or pf.L2Ball(radius)")
+    raise ConfigError("expected (low, high), pf.Bounds(low, high) or pf.L2Ball(radius)", path="bounds")
+
+
+def _positive_int(_: object, attribute: attrs.Attribute[int], value: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise PluginError("a sampler's design needs positive integer sizes", path=f"design.{attribute.name}")
+
+
+@attrs.frozen
+class Design:
+    """What a sampler draws, fixed from public quantities before any index exists.
+
+    Attributes
+    ----------
+    n, m, B : int
+        Population size, resample size, number of resamples.
+    kappa : int
+        The largest number of times one record can appear in one resample (1 without replacement). It is a
+        privacy claim: CR-GS multiplies the radius sensitivity by it.
+    replace : bool
+        Whether rows are drawn with replacement.
+    rho : float or None
+        Bound on the probability that the draw is rejected (``wr``); None for samplers that never reject.
+    block_rows : int or None
+        Rows per independently seeded block; None for the engine's rule (:func:`privframe.resampling.block_rows`).
+        A sampler whose rows are not independent (one permutation cut into blocks) sets it to B, so all rows
+        are one block.
+    """
+
+    n: int = attrs.field(validator=_positive_int)
+    m: int = attrs.field(validator=_positive_int)
+    B: int = attrs.field(validator=_positive_int)
+    kappa: int = attrs.field(validator=_positive_int)
+    replace: bool
+    rho: float | None = None
+    block_rows: int | None = None
+
+
+@attrs.frozen
+class SmoothRelease:
+    """What a smooth-bound (propose-test-release) mechanism released.
+
+    Parameters
+    ----------
+    value : ndarray
+        The noisy value.
+    bound : float
+        The bound the noise was scaled to: the privately proposed ``b`` (variant "bound"), the public
+        proposal ``b_0`` (variant "classic", test passed) or the global sensitivity (fallback). All of these
+        are released quantities, never the non-private smooth bound itself.
+    noise_scale : float
+        Standard deviation of the release noise.
+    passed : bool
+        False when the test failed and the fallback was used.
+    """
+
+    value: Array
+    bound: float
+    noise_scale: float
+    passed: bool = True

@@ -507,22 +507,12 @@ class FixedSampler:
     rows: tuple[tuple[int, ...], ...] = ((0, 0, 0, 1, 2, 3, 4, 5, 6, 7),)
     kappa: int = 3
 
-    def draw(self, n: int, rng: np.random.Generator) -> pf.Resamples:
-        index = np.array(self.rows, dtype=np.intp)
+    def design(self, n: int) -> pf.Design:
+        rows = len(self.rows)
+        return pf.Design(n=n, m=len(self.rows[0]), B=rows, kappa=self.kappa, replace=True, block_rows=rows)
 
-        def draw_block(_: np.random.Generator, count: int) -> pf.IndexMatrix:
-            return index[:count]
-
-        return pf.Resamples(
-            n=n,
-            m=index.shape[1],
-            B=index.shape[0],
-            kappa=self.kappa,
-            replace=True,
-            block_seeds=(np.random.SeedSequence(0),),
-            block_rows=max(index.shape[0], 1),
-            draw_block=draw_block,
-        )
+    def draw_block(self, design: pf.Design, rng: np.random.Generator, rows: int) -> pf.IndexMatrix:
+        return np.array(self.rows, dtype=np.intp)[:rows]
 
 
 class AuditParts:
@@ -732,9 +722,13 @@ def test_privsub_amplified_subsample_call_passes_and_no_amplification_is_caught(
     (no amplification) leaks eps_call and is caught; so is the call with half the noise. A large total budget
     ((20, 1e-6)-DP over T = 10 calls) makes the per-call epsilon large enough to measure."""
     _, sub, m = _privsub_ledger(20.0)
-    eps_call, rate = sub.details["epsilon_call"], sub.details["sampling_rate"]
-    assert sub.budget == pf.PureDP(math.log1p(rate * math.expm1(eps_call)))
+    assert isinstance(sub.budget, pf.PureDP)
+    eps_call, rate = sub.budget.epsilon, sub.details["sampling_rate"]
+    assert sub.subsample == pf.Subsample(n=PRIVSUB_N, m=m)
     assert rate == pytest.approx(m / PRIVSUB_N)
+    # The claim audited is what the registered accountant makes of one such call: the amplified epsilon.
+    claimed = pf.registry.create("accountant", "approx-dp").compose([attrs.evolve(sub, count=1)])
+    assert claimed == pf.PureDP(math.log1p(rate * math.expm1(eps_call)))
     estimator = _estimator()
     d0, d1 = worst_case_pair(PRIVSUB_N, (0.0, 1.0))
 
@@ -742,7 +736,7 @@ def test_privsub_amplified_subsample_call_passes_and_no_amplification_is_caught(
         def run(data: np.ndarray, rng: np.random.Generator, batch: int) -> np.ndarray:
             if random_subsets:
                 sampler = pf.registry.create("sampler", "wor", {"m": m, "B": batch})
-                index = sampler.draw(PRIVSUB_N, rng).matrix()
+                index = pf.resampling.draw(sampler, PRIVSUB_N, rng).matrix()
             else:
                 index = np.tile(np.arange(m, dtype=np.intp), (batch, 1))
             values, _ = estimator.release_batch(data, index, pf.PureDP(eps), rng)
@@ -751,13 +745,13 @@ def test_privsub_amplified_subsample_call_passes_and_no_amplification_is_caught(
         return run
 
     samples = 30_000
-    ok = audit_mechanism(release(True, eps_call), d0, d1, sub.budget, samples, rng=40, batch=samples)
+    ok = audit_mechanism(release(True, eps_call), d0, d1, claimed, samples, rng=40, batch=samples)
     assert ok.passed, str(ok)
     assert ok.empirical_lower_bound > 0.8 * ok.claimed_value
-    fixed = audit_mechanism(release(False, eps_call), d0, d1, sub.budget, samples, rng=40, batch=samples)
+    fixed = audit_mechanism(release(False, eps_call), d0, d1, claimed, samples, rng=40, batch=samples)
     assert not fixed.passed, str(fixed)
     assert fixed.empirical_lower_bound > 1.5 * fixed.claimed_value
-    half = audit_mechanism(release(True, 2 * eps_call), d0, d1, sub.budget, samples, rng=40, batch=samples)
+    half = audit_mechanism(release(True, 2 * eps_call), d0, d1, claimed, samples, rng=40, batch=samples)
     assert not half.passed, str(half)
 
 

@@ -278,7 +278,7 @@ CASES: list[Case] = [
     api("rho 1", lambda: interval(sampler="wr", rho=1.0), pf.ConfigError, "sampler.rho"),
     api("rho nan", lambda: interval(sampler="wr", rho=math.nan), pf.ConfigError, "sampler.rho"),
     api("on_reject number", lambda: interval(sampler="wr", on_reject=3), pf.ConfigError, "sampler.on_reject"),
-    api("memory budget tiny", lambda: interval(memory_budget=1024), pf.ConfigError, "sampler.memory_budget"),
+    api("memory budget tiny", lambda: interval(memory_budget=1024), pf.ConfigError, "memory_budget"),
     api("config m >= n at run time", lambda: sampler(m=N), pf.ConfigError, "pipeline.sampler.m"),
     api("config m < 2", lambda: sampler(m=1), pf.ConfigError, "pipeline.sampler.m"),
     api("config m float", lambda: sampler(m=1e3), pf.ConfigError, "pipeline.sampler.m"),
@@ -547,7 +547,7 @@ def test_absurd_b_fails_fast_with_a_config_error(name: str) -> None:
     sampler = pf.registry.create("sampler", name, {"B": 10**12})
     rng = np.random.Generator(np.random.PCG64(_GuardedSeed(0)))
     with pytest.raises(pf.ConfigError, match=r"^B:"):
-        sampler.draw(1000, rng)
+        pf.resampling.draw(sampler, 1000, rng)
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -86,7 +86,7 @@ def test_basic_interval_formula_with_negligible_noise() -> None:
     )
     sample_rng = pf.spawn_generators(np.random.SeedSequence(seed), 3)[0]
     sampler = pf.registry.create("sampler", "wr", {"m": "n/log(n)", "B": 1000})
-    index = sampler.draw(n, sample_rng).matrix()
+    index = pf.resampling.draw(sampler, n, sample_rng).matrix()
     theta_star = x[index].mean(axis=1)
     m = index.shape[1]
     roots = math.sqrt(m) * (theta_star - x.mean())

@@ -10,11 +10,11 @@ import pytest
 from scipy import stats
 
 import privframe as pf
-from privframe_std.mechanisms.exponential import quantile_log_weights
-from privframe_std.methods import blbquant as blbquant_module
-from privframe_std.methods._blb_roots import LittleBootstraps, block_roots, weighted_quantile_log_weights
-from privframe_std.methods._blb_search import above_threshold, block_count, block_histograms, nested_coverages
+from privframe_std.mechanisms.exponential import quantile_log_weights, weighted_quantile_log_weights
 from privframe_std.methods.blbquant import blb_blocks, blb_replicates
+from privframe_std.methods.blbquant import method as blbquant_module
+from privframe_std.methods.blbquant.roots import block_roots, weighted_estimator
+from privframe_std.methods.blbquant.search import above_threshold, block_count, block_histograms, nested_coverages
 
 TRUNC = stats.truncnorm(a=-3, b=2, scale=2)  # N(0, 2^2) truncated to [-6, 4]: the blbquant-grid population
 TRUE_MEAN = float(TRUNC.mean())
@@ -89,7 +89,7 @@ def test_options_and_errors() -> None:
         pf.confidence_interval(x, "mean", sets="one-sided", **kw)
     with pytest.raises(pf.ConfigError, match=r"^statistic:"):
         pf.confidence_interval(x, "u-statistic", **kw)
-    with pytest.raises(pf.ConfigError, match=r"^s:"):
+    with pytest.raises(pf.ConfigError, match=r"^sampler\.s:"):
         pf.confidence_interval(x[:30], "mean", method="blbquant", budget=pf.PureDP(0.5), bounds=BOUNDS)
 
 
@@ -171,12 +171,12 @@ def _coverages_for(x: np.ndarray, blocks_index: np.ndarray, kind: str, seed: int
         mechanism = pf.registry.create("mechanism", "exponential")
         statistic = pf.registry.create("statistic", "median")
         event = mechanism.plan_selection(statistic, pf.PureDP(2.0), label="replicate")
-    spec = LittleBootstraps(
-        kind=kind, n=n, R=200, tau_n=math.sqrt(n), mechanism=mechanism, event=event, low=-6.0, high=4.0, q=0.5
-    )
+    replicates = weighted_estimator(statistic, mechanism, event, pf.Bounds(-6.0, 4.0))
     block_values = statistic.evaluate_batch(x, blocks_index)[:, 0]
     rngs = [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(blocks_index.shape[0])]
-    roots = block_roots(spec, x[blocks_index], block_values, rngs, None)
+    roots = block_roots(
+        replicates, x[blocks_index], block_values, n=n, R=200, tau_n=math.sqrt(n), block_rngs=rngs, shared_rng=None
+    )
     return nested_coverages(block_histograms(roots, -8.0, 16.0 / 256, 256), "symmetric")
 
 
@@ -191,7 +191,9 @@ def test_block_count_query_has_sensitivity_one(kind: str) -> None:
     """
     n, s = 45, 4
     x = _data(n, 9)
-    blocks_index = pf.registry.create("sampler", "partition", {"s": s}).draw(n, np.random.default_rng(1)).matrix()
+    blocks_index = pf.resampling.draw(
+        pf.registry.create("sampler", "partition", {"s": s}), n, np.random.default_rng(1)
+    ).matrix()
     base = _coverages_for(x, blocks_index, kind, 2)
     moved = 0
     for i in range(n):
@@ -241,12 +243,19 @@ def test_mean_roots_have_the_little_bootstrap_spread() -> None:
     block = _data(b, 11)[np.newaxis, :]
     mechanism = pf.registry.create("mechanism", "laplace")
     event = mechanism.plan(10 / n, pf.PureDP(1.0), label="replicate")
-    spec = LittleBootstraps(
-        kind="mean", n=n, R=4000, tau_n=math.sqrt(n), mechanism=mechanism, event=event, low=-6.0, high=4.0
-    )
+    replicates = weighted_estimator(pf.registry.create("statistic", "mean"), mechanism, event, pf.Bounds(-6.0, 4.0))
     expected = block.var() + n * 2 * event.noise_scale**2
     for shared in (None, np.random.default_rng(12)):
-        roots = block_roots(spec, block, block.mean(axis=1), [np.random.default_rng(13)], shared)
+        roots = block_roots(
+            replicates,
+            block,
+            block.mean(axis=1),
+            n=n,
+            R=4000,
+            tau_n=math.sqrt(n),
+            block_rngs=[np.random.default_rng(13)],
+            shared_rng=shared,
+        )
         assert roots.shape == (1, 4000)
         assert roots.mean() == pytest.approx(0.0, abs=5 * math.sqrt(expected / 4000))
         assert roots.var() == pytest.approx(expected, rel=5 * math.sqrt(2 / 4000))

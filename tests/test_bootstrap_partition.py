@@ -31,7 +31,7 @@ def partition(**options: object) -> pf.Sampler:
 
 
 def test_bootstrap_rows_are_n_out_of_n_with_replacement() -> None:
-    res = bootstrap(B=50).draw(200, np.random.default_rng(0))
+    res = pf.resampling.draw(bootstrap(B=50), 200, np.random.default_rng(0))
     assert (res.n, res.m, res.B, res.kappa, res.replace) == (200, 200, 50, 200, True)
     mat = res.matrix()
     assert mat.shape == (50, 200)
@@ -43,7 +43,7 @@ def test_bootstrap_rows_are_n_out_of_n_with_replacement() -> None:
 
 def test_bootstrap_indices_are_uniform() -> None:
     n, B = 30, 4000
-    mat = bootstrap(B=B).draw(n, np.random.default_rng(1)).matrix()
+    mat = pf.resampling.draw(bootstrap(B=B), n, np.random.default_rng(1)).matrix()
     counts = np.bincount(mat.ravel(), minlength=n)
     # i.i.d. uniform indices: the counts are multinomial, Pearson's test applies (4000 expected per cell).
     # A 2% excess on one index would be detected (z ~ 3.2 per cell).
@@ -57,8 +57,8 @@ def test_bootstrap_indices_are_uniform() -> None:
 
 
 def test_bootstrap_counts_describe_the_same_rows() -> None:
-    sampler = bootstrap(B=70, memory_budget=2**16)
-    res = sampler.draw(100, np.random.default_rng(2))
+    sampler = bootstrap(B=70)
+    res = pf.resampling.draw(sampler, 100, np.random.default_rng(2), pf.RunOptions(memory_budget=2**16))
     mat = res.matrix()
     counts = np.concatenate(list(sampler.counts(res)), axis=0)  # type: ignore[attr-defined]
     assert counts.shape == (70, 100)
@@ -69,16 +69,16 @@ def test_bootstrap_counts_describe_the_same_rows() -> None:
 
 def test_bootstrap_needs_b_and_data() -> None:
     with pytest.raises(pf.ConfigError, match=r"^B:"):
-        bootstrap().draw(100, np.random.default_rng(0))
+        pf.resampling.draw(bootstrap(), 100, np.random.default_rng(0))
     with pytest.raises(pf.ConfigError, match=r"B"):
         bootstrap(B=0)
     with pytest.raises(pf.DataError, match=r"^x:"):
-        bootstrap(B=5).draw(1, np.random.default_rng(0))
+        pf.resampling.draw(bootstrap(B=5), 1, np.random.default_rng(0))
 
 
 def test_bootstrap_is_reproducible_and_chunk_independent() -> None:
-    a = bootstrap(B=100).draw(500, np.random.default_rng(3))
-    b = bootstrap(B=100, memory_budget=2**16).draw(500, np.random.default_rng(3))
+    a = pf.resampling.draw(bootstrap(B=100), 500, np.random.default_rng(3))
+    b = pf.resampling.draw(bootstrap(B=100), 500, np.random.default_rng(3), pf.RunOptions(memory_budget=2**16))
     assert np.array_equal(a.matrix(), np.concatenate(list(b.chunks()), axis=0))
 
 
@@ -88,7 +88,7 @@ def test_bootstrap_is_reproducible_and_chunk_independent() -> None:
 
 def test_partition_blocks_are_disjoint_and_sized() -> None:
     n, s = 103, 7
-    res = partition(s=s).draw(n, np.random.default_rng(4))
+    res = pf.resampling.draw(partition(s=s), n, np.random.default_rng(4))
     b = n // s
     assert (res.n, res.m, res.B, res.kappa, res.replace) == (n, b, s, 1, False)
     mat = res.matrix()
@@ -110,7 +110,7 @@ def test_partition_assignment_is_uniform() -> None:
     b = n // s
     where = np.empty((2, draws), dtype=np.int64)
     for i in range(draws):
-        mat = partition(s=s).draw(n, np.random.default_rng(10_000 + i)).matrix()
+        mat = pf.resampling.draw(partition(s=s), n, np.random.default_rng(10_000 + i)).matrix()
         for j, record in enumerate((0, n - 1)):
             hit = np.flatnonzero((mat == record).any(axis=1))
             where[j, i] = hit[0] if hit.size else s
@@ -120,11 +120,11 @@ def test_partition_assignment_is_uniform() -> None:
 
 
 def test_partition_size_rules_and_errors() -> None:
-    assert partition(s="sqrt(n)").draw(100, np.random.default_rng(0)).B == 10
+    assert pf.resampling.draw(partition(s="sqrt(n)"), 100, np.random.default_rng(0)).B == 10
     with pytest.raises(pf.ConfigError, match=r"^s:"):
-        partition().draw(100, np.random.default_rng(0))
+        pf.resampling.draw(partition(), 100, np.random.default_rng(0))
     with pytest.raises(pf.ConfigError, match=r"^s:"):
-        partition(s=100).draw(100, np.random.default_rng(0))
+        pf.resampling.draw(partition(s=100), 100, np.random.default_rng(0))
     with pytest.raises(pf.ConfigError, match=r"s"):
         partition(s="n squared")
 

@@ -409,7 +409,10 @@ def test_gdp_accountant_compose() -> None:
     with pytest.raises(pf.BudgetError, match=r"^events:"):
         acc.compose([])
     with pytest.raises(pf.BudgetError, match=r"^accountant:"):
-        acc.compose([event(pf.GDP(1.0)), event(pf.PureDP(1.0))])
+        acc.compose([event(pf.GDP(1.0)), event(pf.ApproxDP(1.0, 1e-6))])
+    # A pure eps-DP event counts as the smallest mu it implies (randomised response attains it).
+    mixed = acc.compose([event(pf.GDP(1.0)), event(pf.PureDP(1.0), count=3)])
+    assert mixed.mu == pytest.approx(math.hypot(1.0, *[accounting.pure_dp_gdp_mu(1.0)] * 3), rel=1e-14)
 
 
 def test_gdp_accountant_fits() -> None:
@@ -485,16 +488,27 @@ def test_approx_accountant_compose_advanced_and_best() -> None:
     # Many cheap releases: advanced composition wins.
     many = [event(pf.ApproxDP(0.01, 1e-9), count=1000)]
     adv_eps, adv_delta = accounting.advanced_composition(0.01, 1e-9, 1000, slack)
-    for comp in ("advanced", "best"):
-        total = approx_accountant(comp, slack).compose(many)
-        assert total.epsilon == pytest.approx(adv_eps, rel=1e-14)
-        assert total.delta == pytest.approx(adv_delta, rel=1e-14)
+    total = approx_accountant("advanced", slack).compose(many)
+    assert total.epsilon == pytest.approx(adv_eps, rel=1e-14)
+    assert total.delta == pytest.approx(adv_delta, rel=1e-14)
     assert adv_eps < 10.0
-    # Few expensive releases: advanced composition is worse; "best" keeps basic.
+    # "best" takes the smallest epsilon at the same total delta: optimal composition beats advanced.
+    opt_eps = accounting.optimal_composition(0.01, 1e-9, 1000, adv_delta * accounting.COMPOSITION_SAFETY)
+    best_many = approx_accountant("best", slack).compose(many)
+    assert best_many.epsilon == pytest.approx(opt_eps, rel=1e-14)
+    assert best_many.epsilon < adv_eps
+    assert best_many.delta == pytest.approx(adv_delta, rel=1e-14)
+    # Few expensive releases: advanced composition is worse than basic; "best" takes optimal composition,
+    # which is never worse than either.
     few = [event(pf.ApproxDP(1.0, 1e-9), count=3)]
     best = approx_accountant("best", slack).compose(few)
-    assert best.epsilon == pytest.approx(3.0, rel=1e-15)
-    assert best.delta == pytest.approx(3e-9, rel=1e-14)
+    optimal = accounting.optimal_composition(1.0, 1e-9, 3, (3e-9 + slack) * accounting.COMPOSITION_SAFETY)
+    assert best.epsilon == pytest.approx(optimal, rel=1e-15)
+    assert best.epsilon < 3.0
+    assert best.delta == pytest.approx(3e-9 + slack, rel=1e-14)
+    basic = approx_accountant("basic", slack).compose(few)
+    assert isinstance(basic, pf.ApproxDP)
+    assert (basic.epsilon, basic.delta) == (3.0, pytest.approx(3e-9, rel=1e-14))
     advanced = approx_accountant("advanced", slack).compose(few)
     assert advanced.epsilon == pytest.approx(accounting.advanced_composition(1.0, 1e-9, 3, slack)[0], rel=1e-14)
     # A single release is never "advanced-composed" (no slack is spent).
@@ -549,7 +563,9 @@ def test_approx_accountant_per_call_fits_total(composition: str, eps: float, del
     acc = approx_accountant(composition)
     total = pf.ApproxDP(eps, delta)
     per = acc.per_call(total, count)
-    composed = acc.compose([event(per, count=count)])
+    # Composed as the spender composes it, against the limit (advanced and optimal composition then spend
+    # the delta the per-call deltas leave over, never more).
+    composed = acc.compose([event(per, count=count)], limit=total)
     assert acc.fits(composed, total)
     if composition == "basic":
         assert per.epsilon == pytest.approx(eps / count, rel=1e-15)

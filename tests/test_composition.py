@@ -19,7 +19,8 @@ from scipy import stats
 
 import privframe as pf
 from privframe import accounting
-from privframe_std.methods._privsub_budget import plan_budgets
+from privframe_std.methods.privsub import calibration
+from privframe_std.methods.privsub.budget import plan_budgets
 
 PROPERTY = settings(max_examples=60, deadline=None, derandomize=True)
 PLD_GRID = 1e-5  # dp-accounting rounds privacy losses up to this grid: a pessimistic estimate
@@ -171,7 +172,7 @@ def test_pure_dp_as_gdp_against_dp_accounting(eps: float) -> None:
 
 def test_calibration_closed_forms() -> None:
     n, m, T, eps, delta = 10_000, 465, 60, 1.0, 1e-6
-    cal = accounting.calibrate_subsampled(eps, delta, n=n, m=m, count=T)
+    cal = calibration.calibrate_subsampled(eps, delta, n=n, m=m, count=T)
     q = m / n
     basic = math.log1p(math.expm1((eps / 2) / T) / q)
     assert cal.candidates["basic"] == pytest.approx(basic, rel=1e-10)
@@ -190,7 +191,7 @@ def test_calibration_closed_forms() -> None:
 
 
 def test_calibration_pure_budget_uses_basic_composition() -> None:
-    cal = accounting.calibrate_subsampled(2.0, 0.0, n=5000, m=300, count=60)
+    cal = calibration.calibrate_subsampled(2.0, 0.0, n=5000, m=300, count=60)
     assert cal.composition == "basic"
     assert math.isnan(cal.candidates["advanced"])
     assert cal.delta_total == 0.0
@@ -199,19 +200,19 @@ def test_calibration_pure_budget_uses_basic_composition() -> None:
 
 def test_calibration_with_per_call_delta_splits_delta() -> None:
     n, m, T, delta = 10_000, 465, 60, 1e-6
-    cal = accounting.calibrate_subsampled(1.0, delta, n=n, m=m, count=T, per_call_delta=True)
+    cal = calibration.calibrate_subsampled(1.0, delta, n=n, m=m, count=T, per_call_delta=True)
     assert cal.delta_full == pytest.approx(delta / 4)
     assert T * cal.delta_amplified == pytest.approx(delta / 4)
     assert cal.delta_call == pytest.approx(cal.delta_amplified * n / m)
     assert cal.delta_total <= delta * (1 + 1e-12)
     with pytest.raises(pf.BudgetError, match=r"^delta:"):
-        accounting.calibrate_subsampled(1.0, 0.0, n=n, m=m, count=T, per_call_delta=True)
+        calibration.calibrate_subsampled(1.0, 0.0, n=n, m=m, count=T, per_call_delta=True)
 
 
 @pytest.mark.parametrize("mode", ["basic", "advanced", "optimal"])
 def test_forced_composition_is_used_and_tight(mode: str) -> None:
     n, m, T, eps, delta = 2000, 159, 60, 5.0, 1e-6
-    cal = accounting.calibrate_subsampled(eps, delta, n=n, m=m, count=T, composition=mode)
+    cal = calibration.calibrate_subsampled(eps, delta, n=n, m=m, count=T, composition=mode)
     assert cal.composition == mode
     assert cal.epsilon_total <= eps * (1 + 1e-12)
     # the per-call epsilon is the largest that fits: 1e-9 more does not
@@ -242,7 +243,7 @@ def test_calibrated_total_never_exceeds_the_budget(
     delta = 0.0 if pure_budget else 10.0**log_delta
     if per_call_delta and pure_budget:
         per_call_delta = False
-    cal = accounting.calibrate_subsampled(eps, delta, n=n, m=m, count=T, share=share, per_call_delta=per_call_delta)
+    cal = calibration.calibrate_subsampled(eps, delta, n=n, m=m, count=T, share=share, per_call_delta=per_call_delta)
     assert cal.epsilon_total <= eps * (1 + 1e-12)
     assert cal.delta_total <= delta * (1 + 1e-12)
     # and the recorded composition really gives the recorded composed epsilon at the recorded delta
@@ -268,7 +269,8 @@ def test_calibrated_total_never_exceeds_the_budget(
 def test_privsub_ledger_total_never_exceeds_the_budget(
     n: int, frac: float, T: int, eps: float, log_delta: float, unit: str, mechanism: str
 ) -> None:
-    """The ledger privsub would record (calibration, per-call events, total) fits the requested budget."""
+    """The ledger privsub records (calibration, per-call events composed by the registered accountant) fits
+    the requested budget."""
     m = max(2, min(n - 1, round(frac * n)))
     budget: pf.Budget = {
         "approx": pf.ApproxDP(eps, 10.0**log_delta),
@@ -282,9 +284,15 @@ def test_privsub_ledger_total_never_exceeds_the_budget(
             plan_budgets(budget, estimator, n=n, m=m, count=T, share=0.5, slack_share=0.5, composition="best")
         return
     plan = plan_budgets(budget, estimator, n=n, m=m, count=T, share=0.5, slack_share=0.5, composition="best")
-    ledger = plan.ledger(
-        estimator.plan(n, plan.full_budget, label="full"), estimator.plan(m, plan.sub_budget, label="s")
+    accountant = pf.registry.create("accountant", "gdp" if isinstance(budget, pf.GDP) else "approx-dp")
+    spender = pf.PrivacySpender(accountant, budget)  # refuses (BudgetError) an event that would not fit
+    full_event, sub_event = (
+        estimator.plan(n, plan.full_budget, label="full"),
+        estimator.plan(m, plan.sub_budget, label="s"),
     )
+    for event in plan.events(full_event, sub_event, n=n, m=m):
+        spender.charge(event)
+    ledger = spender.ledger()
     total = ledger.total
     assert total is not None
     assert [e.count for e in ledger.events] == [1, T]
@@ -301,7 +309,7 @@ def test_privsub_ledger_total_never_exceeds_the_budget(
 
 def test_accountant_pld_cross_check_of_a_privsub_ledger() -> None:
     """dp-accounting composes the same ledger (full call + T amplified pure calls) to no more epsilon."""
-    cal = accounting.calibrate_subsampled(5.0, 1e-6, n=10_000, m=465, count=60)
+    cal = calibration.calibrate_subsampled(5.0, 1e-6, n=10_000, m=465, count=60)
     sub = pld.from_privacy_parameters(
         common.DifferentialPrivacyParameters(cal.epsilon_amplified, 0.0), value_discretization_interval=1e-4
     ).self_compose(60)

@@ -12,7 +12,7 @@ from scipy import stats
 from scipy.special import ndtri
 
 import privframe as pf
-from privframe_std.methods.cr_ss import cr_ss_beta
+from privframe_std.methods.oneshot.cr_ss import cr_ss_beta
 from privframe_std.samplers import kappa_star
 
 TRUNC = stats.truncnorm(a=-3, b=2, scale=2)  # N(0, 2^2) truncated to [-6, 4]
@@ -210,17 +210,21 @@ class _SmoothVectorMean:
 
 
 def test_vector_statistic_gives_a_ball() -> None:
-    create = pf.registry.create
-    parts = pf.Parts(
-        statistic=_SmoothVectorMean(),
-        sampler=create("sampler", "wor", {}),
-        mechanism=create("mechanism", "ptr-gdp", {}),
-        accountant=create("accountant", "gdp", {}),
-        bounds=pf.L2Ball(1.0),
-    )
-    method = create("method", "cr-ss", {})
+    """A third-party vector statistic, registered in a private registry only, runs through cr-ss."""
+
+    class Plugin:
+        @pf.hookimpl
+        def privframe_register_statistics(self, registry: pf.StatisticRegistry) -> None:
+            registry.add(_SmoothVectorMean)
+
+    private = pf.registry.__class__()
+    private.register(Plugin(), name="test-smooth-vector")
+    assert "vector-mean-smooth" not in pf.registry.names("statistic")
     X = pf.L2Ball(1.0).clip(np.random.default_rng(4).normal(0.1, 0.2, size=(3000, 3)))
-    region = method.run(X, parts, pf.GDP(4.0, delta=1e-6), 0.9, np.random.SeedSequence(1))
+    pipe = pf.Pipeline.build(
+        "vector-mean-smooth", method="cr-ss", budget=pf.GDP(4.0, delta=1e-6), bounds=pf.L2Ball(1.0), reg=private
+    )
+    region = pipe.run(X, rng=np.random.SeedSequence(1))
     assert isinstance(region, pf.RegionResult)
     assert region.dimension == 3
     assert region.center.shape == (3,)

@@ -27,22 +27,26 @@ def test_block_seeds_equal_eager_spawning() -> None:
 def test_huge_b_is_refused_before_any_work() -> None:
     sampler = pf.registry.create("sampler", "wor", {"B": 10**9})
     with pytest.raises(pf.ConfigError, match=r"^B: .*memory_budget"):
-        sampler.draw(1000, np.random.default_rng(0))
+        pf.resampling.draw(sampler, 1000, np.random.default_rng(0))
+    x = np.random.default_rng(0).uniform(size=1000)
+    with pytest.raises(pf.ConfigError, match=r"^sampler\.B: .*memory_budget"):
+        pf.confidence_interval(x, "mean", method="cr-gs", budget=pf.GDP(1.0), bounds=(0, 1), B=10**9, rng=0)
 
 
 @pytest.mark.parametrize("sampler", ["wor", "wr"])
 def test_rows_do_not_depend_on_chunking_or_workers(sampler: str) -> None:
     options: dict[str, Any] = {"m": 300, "B": 257}
-    base = pf.registry.create("sampler", sampler, options).draw(5000, np.random.default_rng(3))
-    full = base.matrix()
+    part = pf.registry.create("sampler", sampler, options)
+    full = pf.resampling.draw(part, 5000, np.random.default_rng(3)).matrix()
     for extra in ({"memory_budget": 2**16}, {"workers": 3}, {"workers": 2, "memory_budget": 2**17}):
-        other = pf.registry.create("sampler", sampler, {**options, **extra}).draw(5000, np.random.default_rng(3))
-        chunks = other.map_chunks(lambda index: index.copy(), 300 * 24)
-        assert np.array_equal(np.concatenate(chunks, axis=0), full), extra
+        other = pf.resampling.draw(part, 5000, np.random.default_rng(3), pf.RunOptions(**extra))
+        assert np.array_equal(np.concatenate(list(other.chunks(300 * 24)), axis=0), full), extra
+        blocks = other.map_blocks(lambda index: index.copy())
+        assert np.array_equal(np.concatenate(blocks, axis=0), full), extra
 
 
 def test_block_rows_shrink_for_very_long_rows() -> None:
-    from privframe_std.samplers._common import BLOCK_ENTRIES, BLOCK_ROWS, block_rows
+    from privframe.resampling import BLOCK_ENTRIES, BLOCK_ROWS, block_rows
 
     assert block_rows(1000) == BLOCK_ROWS
     assert block_rows(BLOCK_ENTRIES // 4) == 4
@@ -64,7 +68,7 @@ class _Leaky:
 def test_plugin_exceptions_are_wrapped_without_their_message() -> None:
     x = np.full(50, 0.123456789)
     with pytest.raises(pf.PluginError, match="ValueError") as info:
-        pf.engine.evaluate_full(_Leaky(), x)
+        pf.evaluation.evaluate_full(_Leaky(), x)
     assert "0.123" not in str(info.value)
     assert info.value.__cause__ is None
     assert info.value.__suppress_context__

@@ -30,7 +30,8 @@ from privframe.experiments.config import load_experiment, parse_experiment
 from privframe.experiments.generators import make_generator
 from privframe.experiments.output import csv_text, markdown_table
 from privframe.experiments.plots import matplotlib_available
-from privframe.experiments.truths import ks_distance, logistic_penalised_coefficients
+from privframe_std.statistics.ks import ks_distance
+from privframe_std.statistics.logistic_slope import logistic_penalised_coefficients
 
 E = pf.experiments
 
@@ -76,16 +77,21 @@ _DELETE = object()
 # -- truths and generators ----------------------------------------------------------------------------
 
 
+def _truth(gen: Any, statistic: str, **options: Any) -> float:
+    """The statistic's own population value under the generator's law (what experiments use)."""
+    return float(pf.registry.create("statistic", statistic, options).population_value(gen.population()))
+
+
 def test_truncated_normal_truths_match_experiments_md() -> None:
     gen = make_generator("truncated-normal", {}, "experiment.data")
-    assert gen.truth("median", {}) == pytest.approx(-0.0536489, abs=5e-8)
-    assert gen.truth("mean", {}) == pytest.approx(-0.1015660, abs=5e-8)
-    assert gen.truth("quantile", {"q": 0.5}) == pytest.approx(-0.0536489, abs=5e-8)
+    assert _truth(gen, "median") == pytest.approx(-0.0536489, abs=5e-8)
+    assert _truth(gen, "mean") == pytest.approx(-0.1015660, abs=5e-8)
+    assert _truth(gen, "quantile", q=0.5) == pytest.approx(-0.0536489, abs=5e-8)
 
 
 def test_ks_truth_matches_experiments_md_and_a_closed_form_maximiser() -> None:
     gen = make_generator("normal", {}, "experiment.data")
-    assert gen.truth("ks", {"reference": stats.norm(scale=1.5)}) == pytest.approx(0.0967900, abs=5e-8)
+    assert _truth(gen, "ks", reference=stats.norm(scale=1.5)) == pytest.approx(0.0967900, abs=5e-8)
     # Closed form: phi(x) = phi(x / 1.5) / 1.5 at x^2 = 2 ln(1.5) / (1 - 1 / 1.5^2); the sup is there.
     x = math.sqrt(2 * math.log(1.5) / (1 - 1 / 1.5**2))
     assert x == pytest.approx(1.2082, abs=5e-5)
@@ -110,7 +116,7 @@ def _logistic_oracle(penalty: float, nodes: int = 400) -> np.ndarray:
 
 def test_logistic_truth_matches_an_independent_quadrature_and_newton_solve() -> None:
     gen = make_generator("logistic", {}, "experiment.data")
-    truth = gen.truth("logistic-slope", {"penalty": 0.01})
+    truth = _truth(gen, "logistic-slope", penalty=0.01)
     assert truth == pytest.approx(_logistic_oracle(0.01)[1], abs=1e-9)
     assert truth == pytest.approx(1.6484934, abs=5e-8)  # the value quoted in the seed2-logistic config
 
@@ -131,8 +137,8 @@ def test_clipped_normal_mean_matches_the_closed_form() -> None:
         + loc * (stats.norm.cdf(b) - stats.norm.cdf(a))
         + scale * (stats.norm.pdf(a) - stats.norm.pdf(b))
     )
-    assert gen.truth("mean", {}) == pytest.approx(exact, abs=1e-10)
-    assert make_generator("clipped-normal", {}, "experiment.data").truth("mean", {}) == pytest.approx(0.5, abs=1e-12)
+    assert _truth(gen, "mean") == pytest.approx(exact, abs=1e-10)
+    assert _truth(make_generator("clipped-normal", {}, "experiment.data"), "mean") == pytest.approx(0.5, abs=1e-12)
 
 
 @pytest.mark.parametrize(
@@ -152,7 +158,7 @@ def test_generators_draw_from_the_distribution_their_truth_describes(
     x = gen.sample(200_000, np.random.default_rng(3))
     assert x.shape == (200_000,)
     # The sample mean has SE sd / sqrt(N); allow 3 SE.
-    assert abs(x.mean() - gen.truth(statistic, {})) <= 3 * x.std() / math.sqrt(x.size)
+    assert abs(x.mean() - _truth(gen, statistic)) <= 3 * x.std() / math.sqrt(x.size)
 
 
 def test_logistic_generator_shape_norms_labels_and_conditional_law() -> None:
@@ -172,7 +178,9 @@ def test_unknown_truth_is_a_config_error_naming_the_method() -> None:
     config["experiment"]["data"] = {"generator": "logistic"}
     config["experiment"]["defaults"]["bounds"] = [-1, 1]
     spec = parse_experiment(config)
-    with pytest.raises(pf.ConfigError, match=r"^experiment\.methods\.sub\.truth: generator 'logistic'"):
+    with pytest.raises(
+        pf.ConfigError, match=r"^experiment\.methods\.sub\.truth: statistic 'median' has no population value"
+    ):
         spec.validate()
 
 
@@ -327,24 +335,23 @@ class CoinMethod:
     """Covers the truth 0 with probability ``p_cover``; fails with SamplerRejected / PTRFailed at given rates."""
 
     name: ClassVar[str] = "coin-test"
-    uses: ClassVar[frozenset[str]] = frozenset()
-    defaults: ClassVar[Mapping[str, str]] = MappingProxyType({})
-    sampler_defaults: ClassVar[Mapping[str, object]] = MappingProxyType({})
+    needs: ClassVar[Mapping[str, Any]] = MappingProxyType({})
     private: ClassVar[bool] = False
     p_cover: float = 0.9
     p_reject: float = 0.0
     p_ptr: float = 0.0
 
-    def run(
-        self, data: pf.Array, parts: pf.Parts, budget: pf.Budget | None, confidence: float, rng: Any
-    ) -> pf.IntervalResult:
-        u, v = np.random.default_rng(rng).uniform(size=2)
+    def defaults(self, budget: pf.Budget | None, confidence: float) -> Mapping[str, object]:
+        return {}
+
+    def run(self, ctx: pf.RunContext) -> pf.IntervalResult:
+        u, v = ctx.generators(1)[0].uniform(size=2)
         if u < self.p_reject:
-            raise pf.SamplerRejected("sampler: rejected")
+            raise pf.SamplerRejected("rejected", path="sampler")
         if u < self.p_reject + self.p_ptr:
-            raise pf.PTRFailed("ptr: failed")
+            raise pf.PTRFailed("failed", path="ptr")
         center = 0.0 if v < self.p_cover else 10.0
-        return pf.IntervalResult(center - 1, center + 1, center, confidence, self.name, {}, {}, pf.Ledger((), None))
+        return ctx.interval(center - 1, center + 1, center)
 
 
 class CoinPlugin:

@@ -57,16 +57,16 @@ class CountingGenerator(np.random.Generator):
 
 @pytest.fixture
 def generators(monkeypatch: pytest.MonkeyPatch) -> list[CountingGenerator]:
-    """Every generator a method spawns with ``pf.spawn_generators``, in order, as a counting generator."""
+    """Every generator a method spawns from its run context, in order, as a counting generator."""
     spawned: list[CountingGenerator] = []
-    original = pf.spawn_generators
+    original = pf.RunContext.generators
 
-    def spawn(seq: np.random.SeedSequence, count: int) -> list[np.random.Generator]:
-        made = [CountingGenerator(g.bit_generator) for g in original(seq, count)]
+    def spawn(self: pf.RunContext, count: int) -> list[np.random.Generator]:
+        made = [CountingGenerator(g.bit_generator) for g in original(self, count)]
         spawned.extend(made)
         return list(made)
 
-    monkeypatch.setattr(pf, "spawn_generators", spawn)
+    monkeypatch.setattr(pf.RunContext, "generators", spawn)
     return spawned
 
 

@@ -12,7 +12,7 @@ import pytest
 from scipy import optimize, stats
 
 import privframe as pf
-from privframe_std.methods._gmodel import fit_gmodel, natural_spline_basis, penalised_objective
+from privframe_std.methods.privboot.gmodel import fit_gmodel, natural_spline_basis, penalised_objective
 
 
 def test_spline_basis_spans_the_natural_cubic_splines() -> None:

@@ -61,7 +61,7 @@ def test_ks_options_and_errors() -> None:
         stat.prepare(np.zeros(5), None)
     with pytest.raises(pf.ConfigError, match=r"^bounds:"):
         KolmogorovSmirnov(reference=stats.norm()).prepare(np.zeros(5), pf.Bounds(0, 1))
-    assert not pf.engine.requires_bounds(KolmogorovSmirnov(reference=stats.norm()))
+    assert not pf.evaluation.requires_bounds(KolmogorovSmirnov(reference=stats.norm()))
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -173,7 +173,7 @@ def test_logistic_slope_estimates_the_penalised_population_slope() -> None:
     from privframe.experiments.generators import Logistic
 
     gen = Logistic()
-    truth = gen.truth("logistic-slope", {})
+    truth = pf.registry.create("statistic", "logistic-slope").population_value(gen.population())
     x = gen.sample(20_000, np.random.default_rng(3))
     stat = LogisticSlope()
     estimate = stat.evaluate_batch(stat.prepare(x, None), np.arange(20_000)[None])[0, 0]

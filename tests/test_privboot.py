@@ -17,14 +17,14 @@ from dp_accounting.pld import privacy_loss_distribution as dp_pld
 
 import privframe as pf
 from privframe import accounting
-from privframe_std.methods._privboot_accounting import (
+from privframe_std.methods.privboot import privboot_resamples
+from privframe_std.methods.privboot.accounting import (
     ASYMPTOTIC_FACTOR,
     asymptotic_mu,
     calibrate_mu0,
     compose_releases,
     privboot_pld,
 )
-from privframe_std.methods.privboot import privboot_resamples
 
 
 def _data(n: int, seed: int | np.random.SeedSequence) -> np.ndarray:

@@ -12,6 +12,7 @@ from scipy import stats
 
 import privframe as pf
 from privframe import accounting
+from privframe_std.methods.privsub import calibration
 
 TRUNC = stats.truncnorm(a=-3, b=2, scale=2)  # experiments.md seed1/seed2 median data, bounds (-6, 4)
 MEDIAN_TRUTH = -0.0536489
@@ -56,22 +57,26 @@ def test_front_door_result_carries_interval_ecdf_ledger_and_calibration(statisti
     assert ecdf.count == 60
     assert (res.low, res.high) == ecdf.interval(0.9)
     assert ecdf.center == res.center
-    # the ledger: one full-data call and T amplified subsample calls, composed within the budget
+    # the ledger: one full-data call and T subsample calls, amplified and composed within the budget by the
+    # registered accountant
     ledger = res.privacy
     assert [(e.label, e.count) for e in ledger.events] == [("full", 1), ("subsample", 60)]
-    assert ledger.accountant == "amplified-optimal"
+    assert ledger.accountant == "approx-dp"
     assert ledger.total.epsilon <= 1.0 * (1 + 1e-12)
-    assert ledger.total.delta <= 1e-6
+    assert ledger.total.delta <= 1e-6 * (1 + 1e-12)
+    accountant = pf.registry.create("accountant", "approx-dp")
+    assert ledger.total == accountant.compose(ledger.events, budget)
     # the per-call budgets in the diagnostics are the calibration's
-    cal = accounting.calibrate_subsampled(1.0, 1e-6, n=n, m=m, count=60, per_call_delta=False)
+    cal = calibration.calibrate_subsampled(1.0, 1e-6, n=n, m=m, count=60, per_call_delta=False)
     d = res.diagnostics
     assert d["epsilon_full"] == cal.epsilon_full == 0.5
     assert d["epsilon_sub"] == cal.epsilon_call
     assert d["epsilon_sub_amplified"] == pytest.approx(math.log1p(m / n * math.expm1(cal.epsilon_call)), rel=1e-14)
     assert d["composition"] == "optimal"
     sub = ledger.events[1]
-    assert sub.budget == pf.PureDP(cal.epsilon_amplified)
-    assert sub.details["epsilon_call"] == cal.epsilon_call
+    assert sub.budget == pf.PureDP(cal.epsilon_call)  # per call, on its own m records
+    assert sub.subsample == pf.Subsample(n=n, m=m)  # which the accountant amplifies
+    assert sub.details["sampling_rate"] == m / n
     assert "amplified by subsampling without replacement" in sub.note
 
 
@@ -203,11 +208,11 @@ def test_declared_estimator_is_accounted_and_refused_when_it_does_not_fit() -> N
     )
     m = res.parameters["m"]
     assert calls == [2000] + [m] * 60
-    expected = accounting.compose_subsampled(0.5, 0.0, 0.5, 0.0, n=2000, m=m, count=60, target_delta=1e-6)
+    expected = calibration.compose_subsampled(0.5, 0.0, 0.5, 0.0, n=2000, m=m, count=60, target_delta=1e-6)
     assert res.privacy.total.epsilon == pytest.approx(expected.epsilon_total, rel=1e-12)
     assert res.privacy.events[0].budget == pf.PureDP(0.5)
     calls.clear()
-    with pytest.raises(pf.BudgetError, match=r"^budget: this run would spend"):
+    with pytest.raises(pf.BudgetError, match=r"^budget: releasing 'subsample' would spend .* nothing was released"):
         pf.confidence_interval(x, "median", method="privsub", budget=pf.PureDP(1.0), bounds=(-6, 4), estimator=est)
     assert calls == []  # refused before anything ran on the data
 
@@ -248,7 +253,8 @@ def test_options_and_errors() -> None:
         ci(share=1.0)
     with pytest.raises(pf.ConfigError, match=r"^sampler: privsub needs subsamples drawn without replacement"):
         ci(sampler="wr", on_reject="redraw")
-    with pytest.raises(pf.ConfigError, match=r"^mechanism: privsub needs an additive-noise mechanism"):
+    needs = r"\(it needs a Mechanism or SelectionMechanism\)"
+    with pytest.raises(pf.ConfigError, match=rf"^mechanism: method 'privsub' cannot use mechanism 'ptr-gdp' {needs}"):
         ci(mechanism="ptr-gdp")
     with pytest.raises(pf.ConfigError, match=r"^estimator: give either"):
         ci(mechanism="laplace", estimator=pf.CallableEstimator(lambda s, r: 0.0, pf.PureDP(0.1)))
@@ -332,7 +338,7 @@ def test_coverage_logistic_n10000_eps5() -> None:
     """
     from privframe.experiments.generators import Logistic
 
-    truth = Logistic().truth("logistic-slope", {})
+    truth = pf.registry.create("statistic", "logistic-slope").population_value(Logistic())
     coverage = _coverage("logistic-slope", truth, 5.0, 400)
     assert coverage >= 0.90 - 3 * math.sqrt(0.9 * 0.1 / 400)
 
@@ -348,6 +354,6 @@ def test_coverage_n10000_eps1_not_below_nominal(statistic: str, kw: dict[str, ob
     from privframe.experiments.generators import Logistic
 
     truths = {"median": MEDIAN_TRUTH, "ks": KS_TRUTH, "mean": float(TRUNC.mean())}
-    truth = truths.get(statistic) or Logistic().truth("logistic-slope", {})
+    truth = truths.get(statistic) or pf.registry.create("statistic", "logistic-slope").population_value(Logistic())
     coverage = _coverage(statistic, truth, 1.0, 400, **kw)
     assert coverage >= 0.90 - 3 * math.sqrt(0.9 * 0.1 / 400)

@@ -450,7 +450,8 @@ def test_a_statistic_that_breaks_the_protocol_fails_at_creation() -> None:
 
     name = pf.registry.register(NotAStatistic(), name="test-protocol")
     try:
-        with pytest.raises(pf.PluginError, match=r"test-not-a-statistic.*'test-protocol'.*Statistic protocol"):
+        missing = r"Statistic \(missing: evaluate_batch, name, sensitivity\) protocol"
+        with pytest.raises(pf.PluginError, match=rf"test-not-a-statistic.*'test-protocol'.*{missing}"):
             pf.registry.create("statistic", "test-not-a-statistic")
     finally:
         pf.registry.unregister(name)

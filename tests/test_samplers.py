@@ -42,7 +42,9 @@ def test_kappa_star_formula_and_cap() -> None:
 
 
 def test_wr_default_rho_is_one_over_n() -> None:
-    res = pf.registry.create("sampler", "wr", {"m": "n/log(n)", "B": 500}).draw(2000, np.random.default_rng(0))
+    res = pf.resampling.draw(
+        pf.registry.create("sampler", "wr", {"m": "n/log(n)", "B": 500}), 2000, np.random.default_rng(0)
+    )
     assert res.m == math.ceil(2000 / math.log(2000))
     assert res.kappa == kappa_star(2000, res.m, 500, 1 / 2000) == 7
 
@@ -61,7 +63,7 @@ def wr(m: int | str, B: int, **options: object) -> pf.Sampler:
 
 @pytest.mark.parametrize(("n", "m"), [(1000, 50), (120, 50)])  # redraw path (4m <= n) and random-keys path
 def test_wor_rows_are_distinct_subsets(n: int, m: int) -> None:
-    res = wor(m, 100).draw(n, np.random.default_rng(1))
+    res = pf.resampling.draw(wor(m, 100), n, np.random.default_rng(1))
     assert isinstance(res, pf.Resamples)
     assert (res.n, res.m, res.B, res.kappa, res.replace) == (n, m, 100, 1, False)
     mat = res.matrix()
@@ -73,7 +75,7 @@ def test_wor_rows_are_distinct_subsets(n: int, m: int) -> None:
 
 
 def test_wor_size_rule_resolves() -> None:
-    res = wor("n^(2/3)", 10).draw(1000, np.random.default_rng(0))
+    res = pf.resampling.draw(wor("n^(2/3)", 10), 1000, np.random.default_rng(0))
     assert res.m == 100
     assert res.matrix().shape == (10, 100)
 
@@ -96,7 +98,7 @@ def subset_counts(mat: np.ndarray, n: int, m: int) -> np.ndarray:
     ],
 )
 def test_wor_subsets_are_uniform(n: int, m: int, B: int, seed: int) -> None:
-    mat = wor(m, B).draw(n, np.random.default_rng(seed)).matrix()
+    mat = pf.resampling.draw(wor(m, B), n, np.random.default_rng(seed)).matrix()
     counts = subset_counts(mat, n, m)
     assert counts.sum() == B
     # Rows are i.i.d., so subset counts are multinomial and Pearson's chi-square applies (>= 100 expected per
@@ -108,7 +110,7 @@ def test_wor_subsets_are_uniform(n: int, m: int, B: int, seed: int) -> None:
 
 def test_wor_inclusion_frequencies_are_uniform_redraw_path() -> None:
     n, m, B = 40, 5, 20_000  # 4m <= n: the duplicate-redraw path
-    mat = wor(m, B).draw(n, np.random.default_rng(4)).matrix()
+    mat = pf.resampling.draw(wor(m, B), n, np.random.default_rng(4)).matrix()
     counts = np.bincount(mat.ravel(), minlength=n)
     assert counts.sum() == m * B
     # Each index is included with probability m/n per row. Within a row inclusions are negatively correlated
@@ -130,7 +132,7 @@ def test_wor_inclusion_frequencies_are_uniform_redraw_path() -> None:
 
 def test_wr_rows_respect_range_and_kappa() -> None:
     n = 2000
-    res = wr("n/log(n)", 200).draw(n, np.random.default_rng(5))
+    res = pf.resampling.draw(wr("n/log(n)", 200), n, np.random.default_rng(5))
     assert res.replace is True
     mat = res.matrix()
     assert mat.shape == (200, res.m)
@@ -182,7 +184,7 @@ def test_wr_rejection_rate_is_below_rho_and_exact() -> None:
     assert kappa == 3
     messages: list[str] = []
     for seed in range(DRAWS):
-        res = sampler.draw(N_REJ, np.random.default_rng(seed))
+        res = pf.resampling.draw(sampler, N_REJ, np.random.default_rng(seed))
         assert res.kappa == kappa
         try:
             mat = res.matrix()
@@ -209,7 +211,7 @@ def test_wr_redraw_never_raises_and_respects_cap() -> None:
     sampler = wr(M_REJ, B_REJ, rho=RHO_REJ, on_reject="redraw")
     kappa = kappa_star(N_REJ, M_REJ, B_REJ, RHO_REJ)
     for seed in range(300):  # ~19 of these would be rejected in "raise" mode
-        mat = sampler.draw(N_REJ, np.random.default_rng(seed)).matrix()
+        mat = pf.resampling.draw(sampler, N_REJ, np.random.default_rng(seed)).matrix()
         assert mat.shape == (B_REJ, M_REJ)
         counts = np.apply_along_axis(np.bincount, 1, mat, minlength=N_REJ)
         assert counts.max() <= kappa
@@ -229,7 +231,7 @@ def test_wr_redraw_rows_follow_the_conditioned_law() -> None:
     counts = np.zeros(3, dtype=np.int64)
     draws = 25_000
     for seed in range(draws):
-        row = sampler.draw(n, np.random.default_rng(seed)).matrix()[0]
+        row = pf.resampling.draw(sampler, n, np.random.default_rng(seed)).matrix()[0]
         key = tuple(sorted(int(c) for c in np.bincount(row) if c))
         counts[pattern[key]] += 1  # a KeyError here means the cap was violated
     expected = np.array([1680, 2016, 168]) / 3864 * draws
@@ -250,7 +252,7 @@ def test_wr_max_redraws_gives_up() -> None:
     messages: list[str] = []
     for seed in range(draws):
         try:
-            row = sampler.draw(n, np.random.default_rng(seed)).matrix()[0]
+            row = pf.resampling.draw(sampler, n, np.random.default_rng(seed)).matrix()[0]
         except pf.SamplerRejected as exc:
             messages.append(str(exc))
         else:
@@ -277,7 +279,7 @@ def test_wr_max_redraws_gives_up() -> None:
 )
 def test_chunks_concatenate_to_matrix(name: str, options: dict[str, object]) -> None:
     n = N_REJ
-    res = pf.registry.create("sampler", name, {**options, "B": 200}).draw(n, np.random.default_rng(8))
+    res = pf.resampling.draw(pf.registry.create("sampler", name, {**options, "B": 200}), n, np.random.default_rng(8))
     full = res.matrix()
     assert full.shape == (200, res.m)
     # bytes_per_row chosen so that chunks hold 1, 2, 3, 4 blocks (32 rows each), one row's worth (clamped up
@@ -289,9 +291,9 @@ def test_chunks_concatenate_to_matrix(name: str, options: dict[str, object]) -> 
         first_chunk_rows.add(chunks[0].shape[0])
         assert np.array_equal(np.concatenate(chunks, axis=0), full)
     assert first_chunk_rows == {32, 64, 96, 128, 200}
-    # The memory_budget option changes how rows are chunked, never which rows are drawn.
-    small = pf.registry.create("sampler", name, {**options, "B": 200, "memory_budget": 2**16})
-    res_small = small.draw(n, np.random.default_rng(8))
+    # The memory_budget run option changes how rows are chunked, never which rows are drawn.
+    sampler = pf.registry.create("sampler", name, {**options, "B": 200})
+    res_small = pf.resampling.draw(sampler, n, np.random.default_rng(8), pf.RunOptions(memory_budget=2**16))
     chunks = list(res_small.chunks(2**16 // 40))  # 40 rows -> one block per chunk
     assert len(chunks) == 7
     assert np.array_equal(np.concatenate(chunks, axis=0), full)
@@ -299,16 +301,16 @@ def test_chunks_concatenate_to_matrix(name: str, options: dict[str, object]) -> 
 
 def test_same_seed_same_draw_different_seed_different_draw() -> None:
     for sampler in (wor(20, 100), wr(20, 100)):
-        a = sampler.draw(500, np.random.default_rng(9)).matrix()
-        b = sampler.draw(500, np.random.default_rng(9)).matrix()
-        c = sampler.draw(500, np.random.default_rng(10)).matrix()
+        a = pf.resampling.draw(sampler, 500, np.random.default_rng(9)).matrix()
+        b = pf.resampling.draw(sampler, 500, np.random.default_rng(9)).matrix()
+        c = pf.resampling.draw(sampler, 500, np.random.default_rng(10)).matrix()
         assert np.array_equal(a, b)
         assert not np.array_equal(a, c)
 
 
 def test_rows_are_not_repeated_across_blocks() -> None:
     # Each block has its own spawned seed: blocks must differ (a shared seed would repeat them).
-    mat = wor(10, 128).draw(1000, np.random.default_rng(11)).matrix()
+    mat = pf.resampling.draw(wor(10, 128), 1000, np.random.default_rng(11)).matrix()
     blocks = mat.reshape(4, 32, 10)
     for i, j in itertools.combinations(range(4), 2):
         assert not np.array_equal(blocks[i], blocks[j])
@@ -366,7 +368,7 @@ def test_bad_m_at_draw_time(name: str, m: int | str, n: int) -> None:
     # m >= n can only be detected once n is known (m = 1 is refused already at creation, above)
     sampler = pf.registry.create("sampler", name, {"m": m, "B": 10})
     with pytest.raises(pf.ConfigError) as info:
-        sampler.draw(n, np.random.default_rng(0))
+        pf.resampling.draw(sampler, n, np.random.default_rng(0))
     assert str(info.value).startswith("m:")
 
 
@@ -374,4 +376,4 @@ def test_bad_m_at_draw_time(name: str, m: int | str, n: int) -> None:
 def test_too_few_records(name: str) -> None:
     sampler = pf.registry.create("sampler", name, {"m": 2, "B": 10})
     with pytest.raises(pf.DataError):
-        sampler.draw(2, np.random.default_rng(0))
+        pf.resampling.draw(sampler, 2, np.random.default_rng(0))

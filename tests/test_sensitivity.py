@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import privframe as pf
-from privframe import engine
+from privframe import evaluation
 
 GRID = np.linspace(0.0, 1.0, 5)
 
@@ -38,9 +38,9 @@ def test_mean_sensitivity_is_attained_and_never_exceeded(k: int) -> None:
     worst = 0.0
     for x in itertools.product(GRID, repeat=k):
         xa = np.array(x)
-        base = engine.evaluate_full(mean, xa)[0]
+        base = evaluation.evaluate_full(mean, xa)[0]
         for y in _neighbours(xa):
-            worst = max(worst, abs(engine.evaluate_full(mean, y)[0] - base))
+            worst = max(worst, abs(evaluation.evaluate_full(mean, y)[0] - base))
     assert worst <= claimed + 1e-15
     assert worst == pytest.approx(claimed)  # tight: a record moving from 0 to 1
 
@@ -66,9 +66,9 @@ def test_vector_mean_sensitivity_on_the_ball() -> None:
 
 def _radius(x: np.ndarray, index: np.ndarray, confidence: float) -> float:
     mean = pf.registry.create("statistic", "mean")
-    theta = engine.evaluate_full(mean, x)
+    theta = evaluation.evaluate_full(mean, x)
     roots = np.linalg.norm(mean.evaluate_batch(x, index) - theta, axis=1)
-    k = engine.order_statistic_index(confidence, index.shape[0])
+    k = evaluation.order_statistic_index(confidence, index.shape[0])
     return float(np.sort(roots)[k]) * np.sqrt(index.shape[1])
 
 

@@ -1,9 +1,9 @@
 """Monte Carlo experiments: coverage, width, timing and privacy of pipelines over grids.
 
-``pf.experiments.run(NAME | CONFIG, ...)`` runs an experiment (the built-in ones reproduce
-experiments.md); ``privframe experiment`` is the same from the command line, and
-:func:`write_report` turns saved runs into ``docs/results.md``. The harness only uses registered
-names through :class:`privframe.Pipeline`; it knows no particular method.
+``pf.experiments.run(NAME | CONFIG, ...)`` runs an experiment (the built-in ones, listed in
+``docs/experiments.md``, reproduce the papers' experiments); ``privframe experiment`` is the same from
+the command line, and :func:`write_report` turns saved runs into ``docs/results.md``. The harness only
+uses registered names through :class:`privframe.Pipeline`; it knows no particular method.
 """
 
 from __future__ import annotations

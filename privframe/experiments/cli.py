@@ -55,7 +55,7 @@ def _list(value: str | None, name: str) -> list[str] | None:
         return None
     items = [item.strip() for item in value.split(",") if item.strip()]
     if not items:
-        raise ConfigError(f"{name}: expected a comma-separated list")
+        raise ConfigError("expected a comma-separated list", path=name)
     return items
 
 
@@ -68,9 +68,9 @@ def _sizes(value: str | None) -> list[int] | None:
         try:
             number = float(item)
         except ValueError:
-            raise ConfigError("n: expected comma-separated integers") from None
+            raise ConfigError("expected comma-separated integers", path="n") from None
         if not number.is_integer():
-            raise ConfigError("n: expected comma-separated integers")
+            raise ConfigError("expected comma-separated integers", path="n")
         sizes.append(int(number))
     return sizes
 
@@ -115,7 +115,7 @@ def command(args: argparse.Namespace) -> int:
     try:
         if args.experiment == "all":
             if methods is not None or budgets is not None:
-                raise ConfigError("methods: --methods and --budget select within one experiment, not with 'all'")
+                raise ConfigError("--methods and --budget select within one experiment, not with 'all'", path="methods")
             results = run_all(on_result=lambda r: _print(r, args.json), **options)
         else:
             results = [run(args.experiment, methods=methods, budgets=budgets, **options)]

@@ -59,6 +59,8 @@ from privframe.errors import BudgetError, ConfigError
 from privframe.experiments.generators import Generator, make_generator
 from privframe.experiments.levels import BudgetLevel, parse_level
 from privframe.pipeline import Pipeline
+from privframe.protocols import PopulationStatistic
+from privframe.registry import registry
 
 __all__ = [
     "ExperimentSpec",
@@ -83,7 +85,17 @@ _EXPERIMENT_KEYS = (
     "report",
     "oracle_width",
 )
-_PIPELINE_KEYS = ("method", "statistic", "sampler", "mechanism", "accountant", "bounds", "confidence")
+_PIPELINE_KEYS = (
+    "method",
+    "statistic",
+    "sampler",
+    "mechanism",
+    "accountant",
+    "bounds",
+    "confidence",
+    "memory_budget",
+    "workers",
+)
 _METHOD_KEYS = (*_PIPELINE_KEYS, "budget", "reference", "truth")
 _BUILTIN_ORDER = (
     "seed1-mean",
@@ -162,7 +174,7 @@ class ExperimentSpec:
         for spec in self.methods:
             if spec.label == label:
                 return spec
-        raise ConfigError(f"methods: unknown method label '{label}' (known: {', '.join(self.labels())})")
+        raise ConfigError(f"unknown method label '{label}' (known: {', '.join(self.labels())})", path="methods")
 
     def labels(self) -> tuple[str, ...]:
         """Method labels in config order."""
@@ -179,18 +191,18 @@ class ExperimentSpec:
         table = dict(materialise(method.pipeline, path))
         if method.budget is not None:
             if level is None:
-                raise ConfigError(f"{path}.budget: no budget level is defined (experiment.grid.budgets)")
+                raise ConfigError("no budget level is defined (experiment.grid.budgets)", path=f"{path}.budget")
             if method.budget not in level.slots:
                 raise ConfigError(
-                    f"{path}.budget: budget level '{level.label}' has no slot '{method.budget}' "
-                    f"(slots: {', '.join(level.slots)})"
+                    f"budget level '{level.label}' has no slot '{method.budget}' (slots: {', '.join(level.slots)})",
+                    path=f"{path}.budget",
                 )
             table["budget"] = level.slots[method.budget]
         try:
             return Pipeline.from_dict(table, prefix=path)
         except BudgetError as exc:
             # A private method without a budget slot, or a reference given one: a config mistake.
-            raise ConfigError(str(exc)) from exc
+            raise ConfigError(exc.message, path=exc.path) from exc
 
     def truth(self, method: MethodSpec) -> float:
         """The true value the method's confidence set should contain."""
@@ -203,7 +215,7 @@ class ExperimentSpec:
         try:
             return _cached_truth(self, key, method.statistic_name, path)
         except ConfigError as exc:
-            raise ConfigError(f"{path}.{exc}") from exc
+            raise exc.with_prefix(path) from exc
 
     def oracle(self, n: int) -> float | None:
         """The oracle width at n (``oracle_width``), if the experiment states one."""
@@ -252,7 +264,9 @@ class ExperimentSpec:
             known = [level.label for level in spec.levels]
             for label in budgets:
                 if label not in known:
-                    raise ConfigError(f"budget: unknown budget level '{label}' (levels: {', '.join(known) or 'none'})")
+                    raise ConfigError(
+                        f"unknown budget level '{label}' (levels: {', '.join(known) or 'none'})", path="budget"
+                    )
                 chosen.append(label)
             spec = attrs.evolve(spec, levels=tuple(level for level in spec.levels if level.label in chosen))
         return spec
@@ -262,10 +276,19 @@ _TRUTHS: dict[str, float] = {}
 
 
 def _cached_truth(spec: ExperimentSpec, key: str, statistic: str, path: str) -> float:
-    """Truths can take a second (quadrature, optimisation): compute each (data, statistic, options) once."""
+    """Truths can take a second (quadrature, optimisation): compute each (data, statistic, options) once.
+
+    The statistic computes its own population value from the generator's law (``pf.PopulationStatistic``).
+    """
     if key not in _TRUTHS:
-        options = json.loads(key)[2]
-        _TRUTHS[key] = spec.generator().truth(statistic, materialise({"statistic": options}, path)["statistic"])
+        options = materialise({"statistic": json.loads(key)[2]}, path)["statistic"]
+        part = registry.create("statistic", statistic, options, path="statistic")
+        if not isinstance(part, PopulationStatistic):
+            raise ConfigError(
+                f"statistic '{statistic}' does not know its population value; give the method's truth explicitly",
+                path="truth",
+            )
+        _TRUTHS[key] = float(part.population_value(spec.generator().population()))
     return _TRUTHS[key]
 
 
@@ -274,7 +297,9 @@ def _select_methods(spec: ExperimentSpec, selection: Sequence[str]) -> tuple[Met
     for item in selection:
         matches = [m.label for m in spec.methods if item in (m.label, m.method_name)]
         if not matches:
-            raise ConfigError(f"methods: '{item}' matches no method label or name (labels: {', '.join(spec.labels())})")
+            raise ConfigError(
+                f"'{item}' matches no method label or name (labels: {', '.join(spec.labels())})", path="methods"
+            )
         chosen.update(matches)
     for label in list(chosen):
         reference = spec.method(label).reference
@@ -302,12 +327,12 @@ def _scipy(value: Any, path: str) -> Any:
     name = value["scipy"]
     family = getattr(stats, name, None) if isinstance(name, str) else None
     if not isinstance(family, (stats.rv_continuous, stats.rv_discrete)):
-        raise ConfigError(f"{path}.scipy: expected the name of a scipy.stats distribution")
+        raise ConfigError("expected the name of a scipy.stats distribution", path=f"{path}.scipy")
     params = {k: v for k, v in value.items() if k != "scipy"}
     try:
         return family(**params)
     except (TypeError, ValueError) as exc:
-        raise ConfigError(f"{path}: invalid parameters for scipy.stats.{name}: {exc}") from exc
+        raise ConfigError(f"invalid parameters for scipy.stats.{name}: {exc}", path=path) from exc
 
 
 # -- reading ------------------------------------------------------------------------------------------
@@ -315,27 +340,27 @@ def _scipy(value: Any, path: str) -> Any:
 
 def _positive_int(value: object, path: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ConfigError(f"{path}: must be an integer >= 1")
+        raise ConfigError("must be an integer >= 1", path=path)
     return value
 
 
 def _seed(value: object, path: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ConfigError(f"{path}: must be a non-negative integer")
+        raise ConfigError("must be a non-negative integer", path=path)
     return value
 
 
 def _number(value: object, path: str, low: float, high: float) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise ConfigError(f"{path}: must be a number")
+        raise ConfigError("must be a number", path=path)
     if not low < value < high:
-        raise ConfigError(f"{path}: must satisfy {low:g} < value < {high:g}")
+        raise ConfigError(f"must satisfy {low:g} < value < {high:g}", path=path)
     return float(value)
 
 
 def _n_grid(value: object, path: str) -> tuple[int, ...]:
     if not isinstance(value, Sequence) or isinstance(value, str) or not value:
-        raise ConfigError(f"{path}: expected a non-empty list of sample sizes")
+        raise ConfigError("expected a non-empty list of sample sizes", path=path)
     sizes = []
     for i, item in enumerate(value):
         if isinstance(item, float) and item.is_integer():
@@ -344,19 +369,19 @@ def _n_grid(value: object, path: str) -> tuple[int, ...]:
             raise ConfigError(f"{path}[{i}]: must be an integer >= 3")
         sizes.append(item)
     if len(set(sizes)) != len(sizes):
-        raise ConfigError(f"{path}: sample sizes must be distinct")
+        raise ConfigError("sample sizes must be distinct", path=path)
     return tuple(sizes)
 
 
 def _table(value: object, path: str) -> Mapping[str, Any]:
     if not isinstance(value, Mapping):
-        raise ConfigError(f"{path}: expected a table")
+        raise ConfigError("expected a table", path=path)
     return value
 
 
 def _string(value: object, path: str) -> str:
     if not isinstance(value, str) or not value:
-        raise ConfigError(f"{path}: expected a non-empty string")
+        raise ConfigError("expected a non-empty string", path=path)
     return value
 
 
@@ -364,11 +389,11 @@ def _method(label: str, table: Mapping[str, Any], defaults: Mapping[str, Any], c
     path = f"experiment.methods.{label}"
     for key in table:
         if key not in _METHOD_KEYS:
-            raise ConfigError(f"{path}.{key}: unknown key (expected one of {', '.join(_METHOD_KEYS)})")
+            raise ConfigError(f"unknown key (expected one of {', '.join(_METHOD_KEYS)})", path=f"{path}.{key}")
     pipeline = {"confidence": confidence, **defaults, **{k: v for k, v in table.items() if k in _PIPELINE_KEYS}}
     for key in ("method", "statistic"):
         if key not in pipeline:
-            raise ConfigError(f"{path}.{key}: missing (give it here or in experiment.defaults)")
+            raise ConfigError("missing (give it here or in experiment.defaults)", path=f"{path}.{key}")
     budget = table.get("budget")
     if budget is not None:
         budget = _string(budget, f"{path}.budget")
@@ -384,40 +409,42 @@ def _method(label: str, table: Mapping[str, Any], defaults: Mapping[str, Any], c
 def parse_experiment(config: Mapping[str, Any], source: str = "") -> ExperimentSpec:
     """Validate a config mapping ``{"experiment": {...}}`` and build the spec (pipelines included)."""
     if not isinstance(config, Mapping) or set(config) != {"experiment"}:
-        raise ConfigError("experiment: expected one top-level table named 'experiment'")
+        raise ConfigError("expected one top-level table named 'experiment'", path="experiment")
     exp = _table(config["experiment"], "experiment")
     for key in exp:
         if key not in _EXPERIMENT_KEYS:
-            raise ConfigError(f"experiment.{key}: unknown key (expected one of {', '.join(_EXPERIMENT_KEYS)})")
+            raise ConfigError(f"unknown key (expected one of {', '.join(_EXPERIMENT_KEYS)})", path=f"experiment.{key}")
     for key in ("name", "trials", "data", "grid", "methods"):
         if key not in exp:
-            raise ConfigError(f"experiment.{key}: missing")
+            raise ConfigError("missing", path=f"experiment.{key}")
     name = _string(exp["name"], "experiment.name")
     delta = _number(exp.get("delta", 1e-6), "experiment.delta", 0.0, 1.0)
     confidence = _number(exp.get("confidence", 0.9), "experiment.confidence", 0.0, 1.0)
     measure_memory = exp.get("measure_memory", False)
     if not isinstance(measure_memory, bool):
-        raise ConfigError("experiment.measure_memory: expected true or false")
+        raise ConfigError("expected true or false", path="experiment.measure_memory")
     data = _table(exp["data"], "experiment.data")
     grid = _table(exp["grid"], "experiment.grid")
     for key in grid:
         if key not in ("n", "budgets"):
-            raise ConfigError(f"experiment.grid.{key}: unknown key (expected n, budgets)")
+            raise ConfigError("unknown key (expected n, budgets)", path=f"experiment.grid.{key}")
     if "n" not in grid:
-        raise ConfigError("experiment.grid.n: missing")
+        raise ConfigError("missing", path="experiment.grid.n")
     raw_levels = grid.get("budgets", [])
     if not isinstance(raw_levels, Sequence) or isinstance(raw_levels, str):
-        raise ConfigError("experiment.grid.budgets: expected an array of tables")
+        raise ConfigError("expected an array of tables", path="experiment.grid.budgets")
     levels = tuple(parse_level(t, delta, f"experiment.grid.budgets[{i}]") for i, t in enumerate(raw_levels))
     if len({level.label for level in levels}) != len(levels):
-        raise ConfigError("experiment.grid.budgets: labels must be distinct")
+        raise ConfigError("labels must be distinct", path="experiment.grid.budgets")
     defaults = _table(exp.get("defaults", {}), "experiment.defaults")
     for key in defaults:
         if key not in _PIPELINE_KEYS:
-            raise ConfigError(f"experiment.defaults.{key}: unknown key (expected one of {', '.join(_PIPELINE_KEYS)})")
+            raise ConfigError(
+                f"unknown key (expected one of {', '.join(_PIPELINE_KEYS)})", path=f"experiment.defaults.{key}"
+            )
     methods_table = _table(exp["methods"], "experiment.methods")
     if not methods_table:
-        raise ConfigError("experiment.methods: needs at least one method")
+        raise ConfigError("needs at least one method", path="experiment.methods")
     methods = tuple(
         _method(label, _table(table, f"experiment.methods.{label}"), defaults, confidence)
         for label, table in methods_table.items()
@@ -425,11 +452,11 @@ def parse_experiment(config: Mapping[str, Any], source: str = "") -> ExperimentS
     labels = {m.label for m in methods}
     for m in methods:
         if m.reference is not None and m.reference not in labels:
-            raise ConfigError(f"experiment.methods.{m.label}.reference: no method labelled '{m.reference}'")
+            raise ConfigError(f"no method labelled '{m.reference}'", path=f"experiment.methods.{m.label}.reference")
     report = _table(exp.get("report", {}), "experiment.report")
     for key in report:
         if key not in ("trials", "n"):
-            raise ConfigError(f"experiment.report.{key}: unknown key (expected trials, n)")
+            raise ConfigError("unknown key (expected trials, n)", path=f"experiment.report.{key}")
     if "trials" in report:
         _positive_int(report["trials"], "experiment.report.trials")
     if "n" in report:
@@ -438,10 +465,10 @@ def parse_experiment(config: Mapping[str, Any], source: str = "") -> ExperimentS
     if oracle:
         for key in oracle:
             if key not in ("coefficient", "power"):
-                raise ConfigError(f"experiment.oracle_width.{key}: unknown key (expected coefficient, power)")
+                raise ConfigError("unknown key (expected coefficient, power)", path=f"experiment.oracle_width.{key}")
         for key in ("coefficient", "power"):
             if key not in oracle:
-                raise ConfigError(f"experiment.oracle_width.{key}: missing")
+                raise ConfigError("missing", path=f"experiment.oracle_width.{key}")
         _number(oracle["coefficient"], "experiment.oracle_width.coefficient", 0.0, math.inf)
         _number(oracle["power"], "experiment.oracle_width.power", -math.inf, math.inf)
     spec = ExperimentSpec(
@@ -465,7 +492,7 @@ def parse_experiment(config: Mapping[str, Any], source: str = "") -> ExperimentS
 
 
 def builtin_names() -> tuple[str, ...]:
-    """Names of the built-in experiments (experiments.md), in the order of the reproduction report."""
+    """Names of the built-in experiments (``docs/experiments.md``), in the order of the reproduction report."""
     return _BUILTIN_ORDER
 
 
@@ -488,15 +515,16 @@ def load_experiment(experiment: str | Path | Mapping[str, Any] | ExperimentSpec)
     path = Path(experiment)
     if path.suffix.lower() not in (".toml", ".json"):
         raise ConfigError(
-            f"experiment: '{experiment}' is neither a built-in experiment ({', '.join(_BUILTIN_ORDER)}) "
-            "nor a .toml/.json config file"
+            f"'{experiment}' is neither a built-in experiment ({', '.join(_BUILTIN_ORDER)}) "
+            "nor a .toml/.json config file",
+            path="experiment",
         )
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
-        raise ConfigError(f"experiment: cannot read {path.name} ({exc.strerror})") from exc
+        raise ConfigError(f"cannot read {path.name} ({exc.strerror})", path="experiment") from exc
     try:
         config = json.loads(text) if path.suffix.lower() == ".json" else tomllib.loads(text)
     except (json.JSONDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(f"experiment: {path.name} is not valid {path.suffix[1:].upper()}: {exc}") from exc
+        raise ConfigError(f"{path.name} is not valid {path.suffix[1:].upper()}: {exc}", path="experiment") from exc
     return parse_experiment(config, str(path))

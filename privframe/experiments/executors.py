@@ -60,7 +60,7 @@ def _ignore_sigint() -> None:
 
 def _check_workers(workers: int | None) -> None:
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
-        raise ConfigError("workers: must be an integer >= 1")
+        raise ConfigError("must be an integer >= 1", path="workers")
 
 
 @attrs.frozen
@@ -107,7 +107,9 @@ def _distributed() -> Any:
     try:
         return importlib.import_module("dask.distributed")
     except ImportError as exc:
-        raise ConfigError('executor: the dask executor needs the dask extra (pip install "privframe[dask]")') from exc
+        raise ConfigError(
+            'the dask executor needs the dask extra (pip install "privframe[dask]")', path="executor"
+        ) from exc
 
 
 @attrs.frozen
@@ -181,12 +183,12 @@ def make_executor(name: str | Executor, *, workers: int | None = None, scheduler
     if not isinstance(name, str):
         return name
     if name not in EXECUTORS:
-        raise ConfigError(f"executor: expected one of {', '.join(EXECUTORS)}")
+        raise ConfigError(f"expected one of {', '.join(EXECUTORS)}", path="executor")
     if scheduler is not None and name != "dask":
-        raise ConfigError("scheduler: only meaningful with the dask executor")
+        raise ConfigError("only meaningful with the dask executor", path="scheduler")
     if name == "serial":
         if workers is not None and workers != 1:
-            raise ConfigError("workers: the serial executor runs one cell at a time")
+            raise ConfigError("the serial executor runs one cell at a time", path="workers")
         return SerialExecutor()
     if name == "processes":
         return ProcessExecutor(workers)

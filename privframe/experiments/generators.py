@@ -1,8 +1,10 @@
-"""Data generators of the built-in experiments, each with the true value of the statistics it supports.
+"""Data generators of the built-in experiments, each describing the population it draws from.
 
-A generator draws one dataset from a ``numpy.random.Generator`` (``sample``) and knows the population
-value a statistic estimates (``truth``). Truths come from closed forms, scipy distributions,
-quadrature or optimisation (see :mod:`privframe.experiments.truths`), never from simulation.
+A generator draws one dataset from a ``numpy.random.Generator`` (``sample``) and describes its law
+(``population``): a frozen scipy distribution for scalar records, or the parameters of a richer model. The
+true value of a statistic comes from the statistic itself (``population_value``, the optional
+``pf.PopulationStatistic`` capability), from closed forms, quadrature or optimisation, never from
+simulation; the harness knows no statistic by name.
 
 Names: ``bernoulli``, ``truncated-normal``, ``uniform``, ``normal``, ``clipped-normal``, ``logistic``.
 """
@@ -11,7 +13,7 @@ from __future__ import annotations
 
 import abc
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, ClassVar, Protocol
 
 import attrs
@@ -19,7 +21,6 @@ import numpy as np
 from scipy import integrate, special, stats
 
 from privframe.errors import ConfigError
-from privframe.experiments.truths import ks_distance, logistic_penalised_coefficients
 from privframe.types import Array
 
 __all__ = [
@@ -36,53 +37,30 @@ __all__ = [
 
 
 class Generator(Protocol):
-    """A data-generating process with known population values."""
+    """A data-generating process that describes its population."""
 
     name: ClassVar[str]
 
     def sample(self, n: int, rng: np.random.Generator) -> Array:
         """One dataset of n records."""
 
-    def truth(self, statistic: str, options: Mapping[str, Any]) -> float:
-        """The population value the statistic (with its options) estimates; ``ConfigError`` if unknown."""
+    def population(self) -> Any:
+        """The law of one record, as statistics' ``population_value`` reads it."""
 
 
 def _finite(_: object, attribute: attrs.Attribute[float], value: float) -> None:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise ConfigError(f"{attribute.name}: must be a finite number")
+        raise ConfigError("must be a finite number", path=attribute.name)
 
 
 def _positive(_: object, attribute: attrs.Attribute[float], value: float) -> None:
     _finite(_, attribute, value)
     if value <= 0:
-        raise ConfigError(f"{attribute.name}: must be > 0")
-
-
-def _unknown_truth(generator: str, statistic: str) -> ConfigError:
-    return ConfigError(
-        f"truth: generator '{generator}' has no known population value for statistic '{statistic}' "
-        "(give the method's truth explicitly)"
-    )
-
-
-def _quantile_level(options: Mapping[str, Any]) -> float:
-    q = options.get("q", 0.5)
-    if isinstance(q, bool) or not isinstance(q, (int, float)) or not 0 < q < 1:
-        raise ConfigError("q: must be a number in (0, 1)")
-    return float(q)
-
-
-def _reference_cdf(options: Mapping[str, Any]) -> Callable[[Array], Array]:
-    reference = options.get("reference")
-    cdf = getattr(reference, "cdf", reference)
-    if not callable(cdf):
-        raise ConfigError("reference: the ks statistic needs a reference distribution to compute its truth")
-    return lambda x: np.asarray(cdf(x), dtype=np.float64)
+        raise ConfigError("must be > 0", path=attribute.name)
 
 
 class _ScalarDistribution(abc.ABC):
-    """Truths of scalar statistics from a frozen scipy distribution (``mean``, ``median``, ``quantile``,
-    ``u-statistic`` with the product kernel, ``ks``)."""
+    """A generator of scalar records whose law is a frozen scipy distribution."""
 
     name: ClassVar[str]
 
@@ -90,25 +68,9 @@ class _ScalarDistribution(abc.ABC):
     def distribution(self) -> Any:
         """The frozen scipy distribution of one record."""
 
-    def truth(self, statistic: str, options: Mapping[str, Any]) -> float:
-        """The population value of a scalar statistic."""
-        dist = self.distribution()
-        if statistic == "mean":
-            return float(dist.mean())
-        if statistic == "median":
-            # The lower median; equal to the population median for a continuous distribution.
-            return float(dist.ppf(0.5))
-        if statistic == "quantile":
-            return float(dist.ppf(_quantile_level(options)))
-        if statistic == "u-statistic":
-            if options.get("kernel", "product") != "product":
-                raise _unknown_truth(self.name, "u-statistic with a custom kernel")
-            return float(dist.mean()) ** 2
-        if statistic == "ks":
-            low, high = (float(v) for v in dist.ppf([1e-12, 1 - 1e-12]))
-            span = high - low
-            return ks_distance(dist.cdf, _reference_cdf(options), low - 2 * span, high + 2 * span)
-        raise _unknown_truth(self.name, statistic)
+    def population(self) -> Any:
+        """The law of one record: the frozen scipy distribution."""
+        return self.distribution()
 
 
 @attrs.frozen
@@ -120,7 +82,7 @@ class Bernoulli(_ScalarDistribution):
 
     def __attrs_post_init__(self) -> None:
         if not 0 < self.p < 1:
-            raise ConfigError("p: must be in (0, 1)")
+            raise ConfigError("must be in (0, 1)", path="p")
 
     def distribution(self) -> Any:
         """scipy's Bernoulli(p)."""
@@ -143,7 +105,7 @@ class TruncatedNormal(_ScalarDistribution):
 
     def __attrs_post_init__(self) -> None:
         if not self.low < self.high:
-            raise ConfigError("low: must be smaller than high")
+            raise ConfigError("must be smaller than high", path="low")
 
     def distribution(self) -> Any:
         """scipy's ``truncnorm`` with standardised limits."""
@@ -165,7 +127,7 @@ class Uniform(_ScalarDistribution):
 
     def __attrs_post_init__(self) -> None:
         if not self.low < self.high:
-            raise ConfigError("low: must be smaller than high")
+            raise ConfigError("must be smaller than high", path="low")
 
     def distribution(self) -> Any:
         """scipy's uniform on [low, high]."""
@@ -205,22 +167,43 @@ class ClippedNormal:
 
     def __attrs_post_init__(self) -> None:
         if not self.low < self.high:
-            raise ConfigError("low: must be smaller than high")
+            raise ConfigError("must be smaller than high", path="low")
 
     def sample(self, n: int, rng: np.random.Generator) -> Array:
         """n clipped normal draws."""
         return np.clip(rng.normal(self.loc, self.scale, size=n), self.low, self.high)
 
-    def truth(self, statistic: str, options: Mapping[str, Any]) -> float:
-        """Mean (by quadrature over the normal part plus the two atoms), median and quantiles."""
-        norm = stats.norm(loc=self.loc, scale=self.scale)
-        if statistic == "mean":
-            inside, _ = integrate.quad(lambda x: x * norm.pdf(x), self.low, self.high, epsabs=1e-13)
-            return float(self.low * norm.cdf(self.low) + inside + self.high * norm.sf(self.high))
-        if statistic in ("median", "quantile"):
-            q = 0.5 if statistic == "median" else _quantile_level(options)
-            return float(np.clip(norm.ppf(q), self.low, self.high))
-        raise _unknown_truth(self.name, statistic)
+    def population(self) -> Any:
+        """The law of one record: a normal clipped to ``[low, high]`` (atoms at both ends)."""
+        return ClippedNormalLaw(self.loc, self.scale, self.low, self.high)
+
+
+@attrs.frozen
+class ClippedNormalLaw:
+    """``clip(N(loc, scale^2), [low, high])``: scipy-style ``mean``, ``ppf`` and ``cdf``."""
+
+    loc: float
+    scale: float
+    low: float
+    high: float
+
+    def _normal(self) -> Any:
+        return stats.norm(loc=self.loc, scale=self.scale)
+
+    def mean(self) -> float:
+        """By quadrature over the normal part plus the two atoms."""
+        norm = self._normal()
+        inside, _ = integrate.quad(lambda x: x * norm.pdf(x), self.low, self.high, epsabs=1e-13)
+        return float(self.low * norm.cdf(self.low) + inside + self.high * norm.sf(self.high))
+
+    def ppf(self, q: Any) -> Any:
+        """The normal quantile clipped to the range."""
+        return np.clip(self._normal().ppf(q), self.low, self.high)
+
+    def cdf(self, x: Any) -> Any:
+        """0 below ``low``, 1 from ``high`` on, the normal CDF between."""
+        x = np.asarray(x, dtype=np.float64)
+        return np.where(x < self.low, 0.0, np.where(x >= self.high, 1.0, self._normal().cdf(x)))
 
 
 @attrs.frozen
@@ -236,9 +219,9 @@ class Logistic:
 
     def __attrs_post_init__(self) -> None:
         if not self.low < self.high:
-            raise ConfigError("low: must be smaller than high")
+            raise ConfigError("must be smaller than high", path="low")
         if max(abs(self.low), abs(self.high)) > 1:
-            raise ConfigError("high: features (1, x)/sqrt(2) need |x| <= 1 to have norm <= 1")
+            raise ConfigError("features (1, x)/sqrt(2) need |x| <= 1 to have norm <= 1", path="high")
 
     def sample(self, n: int, rng: np.random.Generator) -> Array:
         """An ``(n, 3)`` array: the two features and the label."""
@@ -247,18 +230,9 @@ class Logistic:
         y = np.where(positive, 1.0, -1.0)
         return np.column_stack((np.full(n, 1.0 / math.sqrt(2.0)), x / math.sqrt(2.0), y))
 
-    def truth(self, statistic: str, options: Mapping[str, Any]) -> float:
-        """The chosen coefficient (``coef``, default the last feature) of the penalised population minimiser."""
-        if statistic != "logistic-slope":
-            raise _unknown_truth(self.name, statistic)
-        penalty = options.get("penalty", 0.01)
-        coef = options.get("coef", -1)
-        if isinstance(penalty, bool) or not isinstance(penalty, (int, float)):
-            raise ConfigError("penalty: must be a number > 0")
-        if isinstance(coef, bool) or not isinstance(coef, int) or not -2 <= coef <= 1:
-            raise ConfigError("coef: must be a feature index (0, 1, or -1 for the last)")
-        b = logistic_penalised_coefficients(self.intercept, self.slope, self.low, self.high, float(penalty))
-        return float(b[coef])
+    def population(self) -> Any:
+        """The model itself: ``intercept``, ``slope``, ``low`` and ``high`` describe the records' law."""
+        return self
 
 
 GENERATORS: Mapping[str, type[Any]] = {
@@ -269,12 +243,14 @@ GENERATORS: Mapping[str, type[Any]] = {
 def make_generator(name: object, options: Mapping[str, Any], path: str) -> Generator:
     """Instantiate a generator by name; errors name ``path`` (``experiment.data``)."""
     if not isinstance(name, str) or name not in GENERATORS:
-        raise ConfigError(f"{path}.generator: expected one of {', '.join(GENERATORS)}")
+        raise ConfigError(f"expected one of {', '.join(GENERATORS)}", path=f"{path}.generator")
     cls = GENERATORS[name]
     known = [field.name for field in attrs.fields(cls)]
     for key in options:
         if key not in known:
-            raise ConfigError(f"{path}.{key}: unknown option for generator '{name}' (known: {', '.join(known)})")
+            raise ConfigError(
+                f"unknown option for generator '{name}' (known: {', '.join(known)})", path=f"{path}.{key}"
+            )
     try:
         generator: Generator = cls(**options)
     except ConfigError as exc:

@@ -58,11 +58,11 @@ def epsilon_at(budget: Budget, delta_ref: float) -> float:
     if isinstance(budget, ApproxDP):
         if budget.delta > delta_ref:
             raise BudgetError(
-                "delta: an (epsilon, delta) budget with delta above the reporting delta cannot be matched"
+                "an (epsilon, delta) budget with delta above the reporting delta cannot be matched", path="delta"
             )
         return budget.epsilon
     if budget.delta >= delta_ref:
-        raise BudgetError("delta: a (mu, delta)-GDP budget with delta >= the reporting delta cannot be matched")
+        raise BudgetError("a (mu, delta)-GDP budget with delta >= the reporting delta cannot be matched", path="delta")
     return budget.to_approx_dp(delta_ref).epsilon
 
 
@@ -77,22 +77,22 @@ def match_budget(source: Budget, unit: str, delta_ref: float, gdp_delta: float |
         if gdp_delta is None or gdp_delta == 0:
             return GDP(accounting.gdp_mu_for(eps, delta_ref))
         if not 0 < gdp_delta < delta_ref:
-            raise BudgetError("delta: must satisfy 0 < delta < the reporting delta")
+            raise BudgetError("must satisfy 0 < delta < the reporting delta", path="delta")
         return GDP(accounting.gdp_mu_for(eps, delta_ref - gdp_delta), delta=gdp_delta)
-    raise BudgetError("unit: expected one of gdp, approx-dp, pure-dp")
+    raise BudgetError("expected one of gdp, approx-dp, pure-dp", path="unit")
 
 
 def _literal(table: Mapping[str, Any], path: str) -> Budget:
     unit = table.get("unit")
     if unit not in _LITERAL_UNITS:
-        raise ConfigError(f"{path}.unit: expected one of {', '.join(_LITERAL_UNITS)}")
+        raise ConfigError(f"expected one of {', '.join(_LITERAL_UNITS)}", path=f"{path}.unit")
     required, optional = _LITERAL_UNITS[unit]
     for key in table:
         if key != "unit" and key not in required + optional:
-            raise ConfigError(f"{path}.{key}: unknown key for a '{unit}' budget")
+            raise ConfigError(f"unknown key for a '{unit}' budget", path=f"{path}.{key}")
     for key in required:
         if key not in table:
-            raise ConfigError(f"{path}.{key}: missing")
+            raise ConfigError("missing", path=f"{path}.{key}")
     values = {k: table[k] for k in required + optional if k in table}
     try:
         if unit == "gdp":
@@ -107,16 +107,16 @@ def _literal(table: Mapping[str, Any], path: str) -> Budget:
 def _matched(table: Mapping[str, Any], literals: Mapping[str, Budget], delta_ref: float, path: str) -> Budget:
     for key in table:
         if key not in ("match", "unit", "delta"):
-            raise ConfigError(f"{path}.{key}: unknown key for a matched budget (expected match, unit, delta)")
+            raise ConfigError("unknown key for a matched budget (expected match, unit, delta)", path=f"{path}.{key}")
     source = table["match"]
     if not isinstance(source, str) or source not in literals:
-        raise ConfigError(f"{path}.match: expected the name of a literal budget slot of this level")
+        raise ConfigError("expected the name of a literal budget slot of this level", path=f"{path}.match")
     unit = table.get("unit")
     if unit not in _LITERAL_UNITS:
-        raise ConfigError(f"{path}.unit: expected one of {', '.join(_LITERAL_UNITS)}")
+        raise ConfigError(f"expected one of {', '.join(_LITERAL_UNITS)}", path=f"{path}.unit")
     gdp_delta = table.get("delta")
     if gdp_delta is not None and (unit != "gdp" or isinstance(gdp_delta, bool) or not isinstance(gdp_delta, float)):
-        raise ConfigError(f"{path}.delta: only a matched 'gdp' budget takes a delta (a number)")
+        raise ConfigError("only a matched 'gdp' budget takes a delta (a number)", path=f"{path}.delta")
     try:
         return match_budget(literals[source], unit, delta_ref, gdp_delta)
     except BudgetError as exc:
@@ -126,16 +126,16 @@ def _matched(table: Mapping[str, Any], literals: Mapping[str, Budget], delta_ref
 def parse_level(table: object, delta_ref: float, path: str) -> BudgetLevel:
     """Read one budget level (``{label = ..., SLOT = {...}, ...}``); errors name ``path``."""
     if not isinstance(table, Mapping):
-        raise ConfigError(f"{path}: expected a table with a label and budget slots")
+        raise ConfigError("expected a table with a label and budget slots", path=path)
     label = table.get("label")
     if not isinstance(label, str) or not label:
-        raise ConfigError(f"{path}.label: expected a non-empty string")
+        raise ConfigError("expected a non-empty string", path=f"{path}.label")
     literals: dict[str, Budget] = {}
     for slot, value in table.items():
         if slot == "label":
             continue
         if not isinstance(value, Mapping):
-            raise ConfigError(f"{path}.{slot}: expected a budget table")
+            raise ConfigError("expected a budget table", path=f"{path}.{slot}")
         if "match" not in value:
             literals[slot] = _literal(value, f"{path}.{slot}")
     slots: dict[str, Budget] = {}
@@ -143,7 +143,7 @@ def parse_level(table: object, delta_ref: float, path: str) -> BudgetLevel:
         if slot != "label":
             slots[slot] = literals[slot] if slot in literals else _matched(value, literals, delta_ref, f"{path}.{slot}")
     if not slots:
-        raise ConfigError(f"{path}: a budget level needs at least one slot besides its label")
+        raise ConfigError("a budget level needs at least one slot besides its label", path=path)
     return BudgetLevel(label, slots)
 
 

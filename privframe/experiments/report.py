@@ -1,9 +1,10 @@
 """The reproduction report: every built-in experiment, run and written to ``docs/results.md``.
 
 ``privframe experiment all --out DIR --report docs/results.md`` runs each built-in experiment at its
-report size (the size of experiments.md, unless the config's ``[experiment.report]`` table makes it
-smaller so it fits two cores; the report says which) and then writes one section per experiment found
-under ``DIR``: the command and seed that reproduce it, its size, wall time, the table and the figure.
+report size (the size listed in ``docs/experiments.md``, unless the config's ``[experiment.report]``
+table makes it smaller so it fits two cores; the report says which) and then writes one section per
+experiment found under ``DIR``: the command and seed that reproduce it, its size, wall time, the table
+and the figure.
 """
 
 from __future__ import annotations
@@ -117,7 +118,7 @@ def write_report(root: str | Path, path: str | Path, *, command: str) -> Path:
     """Write the Markdown report of every ``results.json`` under ``root`` to ``path``.
 
     Figures are copied next to the report (``<path stem>/<name>.png``). Built-in experiments come first,
-    in the order of experiments.md; built-ins without results are listed as not run.
+    in the order of ``docs/experiments.md``; built-ins without results are listed as not run.
     """
     root, path = Path(root), Path(path)
     found = {p.parent.name: p for p in sorted(root.glob("*/results.json"))}

@@ -168,7 +168,7 @@ def run(
     spec.validate()
     runner = make_executor(executor, workers=workers, scheduler=scheduler)
     if resume and out is None:
-        raise ConfigError("resume: needs an output directory (out)")
+        raise ConfigError("needs an output directory (out)", path="resume")
     directory = None if out is None else Path(out) / spec.name
     store = None if directory is None else CellStore(directory, __version__)
     tasks = expand(spec)

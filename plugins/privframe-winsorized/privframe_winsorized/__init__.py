@@ -40,7 +40,7 @@ def _check_trim(_: object, attribute: attrs.Attribute[float], value: object) -> 
         or not math.isfinite(value)
         or not 0.0 <= value < 0.5
     ):
-        raise pf.ConfigError(f"{attribute.name}: must be a number with 0 <= trim < 0.5")
+        raise pf.ConfigError("must be a number with 0 <= trim < 0.5", path=attribute.name)
 
 
 def winsor_count(trim: float, k: int) -> int:
@@ -56,7 +56,7 @@ def winsor_count(trim: float, k: int) -> int:
 
 def _require_scalar_bounds(bounds: Any) -> pf.Bounds:
     if not isinstance(bounds, pf.Bounds):
-        raise pf.ConfigError("bounds: the winsorized mean needs scalar bounds (low, high)")
+        raise pf.ConfigError("the winsorized mean needs scalar bounds (low, high)", path="bounds")
     return bounds
 
 

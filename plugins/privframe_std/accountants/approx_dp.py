@@ -1,84 +1,113 @@
-"""The (epsilon, delta) accountant: basic composition, and advanced composition for repeated events."""
+"""The (epsilon, delta) accountant: amplification by subsampling, and basic, advanced or optimal composition."""
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Sequence
 from typing import ClassVar
 
 import attrs
-from scipy import optimize
 
 import privframe as pf
-from privframe.accounting import advanced_composition, basic_composition
-from privframe.errors import BudgetError, ConfigError
-from privframe_std._validation import choice
+from privframe.accounting import (
+    COMPOSITIONS,
+    advanced_composition,
+    amplify_wor,
+    basic_composition,
+    compose_homogeneous,
+)
+from privframe.errors import BudgetError
 
 __all__ = ["ApproxDPAccountant"]
 
 _REL_TOL = 1e-12
 
 
-def _slack(_: object, attribute: attrs.Attribute[float], value: float) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (0 < value < 1):
-        raise ConfigError(f"{attribute.name}: must be a number in (0, 1)")
-
-
 def _as_eps_delta(event: pf.PrivacyEvent) -> tuple[float, float]:
+    """One release's (eps, delta), amplified when it ran on a subsample."""
     budget = event.budget
     if isinstance(budget, pf.PureDP):
-        return budget.epsilon, 0.0
-    if isinstance(budget, pf.ApproxDP):
-        return budget.epsilon, budget.delta
-    raise BudgetError(f"accountant: 'approx-dp' cannot compose the GDP event '{event.label}'; use the 'gdp' accountant")
+        eps, delta = budget.epsilon, 0.0
+    elif isinstance(budget, pf.ApproxDP):
+        eps, delta = budget.epsilon, budget.delta
+    else:
+        raise BudgetError(
+            f"'approx-dp' cannot compose the GDP event '{event.label}'; use the 'gdp' accountant", path="accountant"
+        )
+    if event.subsample is not None:
+        eps, delta = amplify_wor(eps, delta, event.subsample.m, event.subsample.n)
+    return eps, delta
 
 
 @attrs.frozen
 class ApproxDPAccountant:
     """Composes (eps, delta) and pure-DP events.
 
+    An event that ran on a subsample (``event.subsample``) is first amplified by subsampling without
+    replacement, ``(ln(1 + q (e^eps - 1)), q delta)`` with ``q = m / n``. A group of ``count`` identical
+    releases is then composed by one of three theorems (``docs/algorithms.md``, section 1): basic (epsilons
+    and deltas add), advanced (with a slack d added to delta) or optimal (Kairouz, Oh and Viswanath: the
+    exact epsilon at a total delta). Groups are added by basic composition.
+
+    The slack of advanced and optimal composition is the delta the limit leaves over once every event's own
+    delta is paid, shared equally between the groups with ``count > 1``; without a limit it is ``slack``.
+
     Parameters
     ----------
-    composition : {"basic", "advanced", "best"}, default "basic"
-        "basic" adds epsilons and deltas. "advanced" applies the advanced composition theorem to each group
-        of ``count`` identical releases (adding ``slack`` to delta). "best" uses, per group, whichever
-        gives the smaller epsilon, falling back to basic composition when only that fits the limit.
+    composition : {"best", "basic", "advanced", "optimal"}, default "best"
+        How each group of repeated releases is composed; "best" takes the smallest epsilon of the three.
     slack : float, default 1e-9
-        The advanced-composition slack d.
+        The slack d when no limit is given.
     """
 
     name: ClassVar[str] = "approx-dp"
-    composition: str = attrs.field(default="basic", validator=choice("basic", "advanced", "best"))
-    slack: float = attrs.field(default=1e-9, validator=_slack)
+    composition: str = attrs.field(default="best", validator=pf.validators.choice("best", *COMPOSITIONS))
+    slack: float = attrs.field(default=1e-9, validator=pf.validators.probability)
 
-    def _total(self, events: Sequence[pf.PrivacyEvent], mode: str) -> pf.ApproxDP | pf.PureDP:
-        parts = []
-        for event in events:
-            eps, delta = _as_eps_delta(event)
-            basic = (event.count * eps, min(event.count * delta, 1.0))
-            if event.count == 1 or mode == "basic":
-                parts.append(basic)
-                continue
-            advanced = advanced_composition(eps, delta, event.count, self.slack)
-            parts.append(advanced if mode == "advanced" or advanced[0] < basic[0] else basic)
-        eps, delta = basic_composition(parts)
+    def _group(self, event: pf.PrivacyEvent, mode: str, slack: float) -> tuple[float, float]:
+        eps, delta = _as_eps_delta(event)
+        count = event.count
+        if count == 1 or mode == "basic":
+            return count * eps, min(count * delta, 1.0)
+        if mode == "advanced":
+            return advanced_composition(eps, delta, count, slack)
+        if mode == "optimal":
+            return compose_homogeneous("optimal", eps, delta, count, count * delta + slack)
+        candidates = [compose_homogeneous("basic", eps, delta, count, 0.0)]
+        if slack > 0:
+            candidates.append(advanced_composition(eps, delta, count, slack))
+            with contextlib.suppress(BudgetError):  # a slack below what rounding needs: basic, advanced remain
+                candidates.append(compose_homogeneous("optimal", eps, delta, count, count * delta + slack))
+        return min(candidates, key=lambda pair: pair[0])
+
+    def _slack(self, events: Sequence[pf.PrivacyEvent], limit: pf.Budget | None) -> float:
+        groups = sum(1 for event in events if event.count > 1)
+        if groups == 0 or not isinstance(limit, (pf.ApproxDP, pf.PureDP)):
+            return self.slack
+        own = math.fsum(event.count * _as_eps_delta(event)[1] for event in events)
+        spare = (limit.delta if isinstance(limit, pf.ApproxDP) else 0.0) - own
+        return spare / groups if spare > 0 else (self.slack if self.composition == "advanced" else 0.0)
+
+    def _total(self, events: Sequence[pf.PrivacyEvent], mode: str, slack: float) -> pf.ApproxDP | pf.PureDP:
+        eps, delta = basic_composition([self._group(event, mode, slack) for event in events])
         if delta == 0.0:
             return pf.PureDP(eps)
         if delta >= 1.0:
-            raise BudgetError("delta: the composed delta reaches 1; the guarantee is void")
+            raise BudgetError("the composed delta reaches 1; the guarantee is void", path="delta")
         return pf.ApproxDP(eps, delta)
 
     def compose(self, events: Sequence[pf.PrivacyEvent], limit: pf.Budget | None = None) -> pf.ApproxDP | pf.PureDP:
         """The total: ``PureDP`` when every event is pure and no slack was spent, else ``ApproxDP``.
 
-        With ``composition="best"`` and a ``limit``, basic composition is used whenever the per-group
-        choice by epsilon would not fit the limit but basic composition does (e.g. under a pure limit).
+        With a ``limit``, basic composition is used whenever the chosen composition would not fit it but
+        basic composition does (e.g. under a pure limit).
         """
         if not events:
-            raise BudgetError("events: nothing to compose")
-        total = self._total(events, self.composition)
-        if self.composition == "best" and limit is not None and not self.fits(total, limit):
-            basic = self._total(events, "basic")
+            raise BudgetError("nothing to compose", path="events")
+        total = self._total(events, self.composition, self._slack(events, limit))
+        if self.composition != "basic" and limit is not None and not self.fits(total, limit):
+            basic = self._total(events, "basic", 0.0)
             if self.fits(basic, limit):
                 return basic
         return total
@@ -92,11 +121,15 @@ class ApproxDPAccountant:
         return total.epsilon <= limit.epsilon * (1 + _REL_TOL) and t_delta <= l_delta * (1 + _REL_TOL)
 
     def per_call(self, total: pf.Budget, count: int) -> pf.ApproxDP | pf.PureDP:
-        """The largest per-call budget whose ``count``-fold composition fits ``total``."""
+        """The largest per-call budget whose ``count``-fold composition fits ``total``.
+
+        Basic composition splits epsilon and delta evenly; advanced composition (with ``slack``) is used
+        when it allows a larger per-call epsilon (or always, with ``composition="advanced"``).
+        """
         if count < 1:
-            raise BudgetError("count: must be a positive integer")
+            raise BudgetError("must be a positive integer", path="count")
         if isinstance(total, pf.GDP):
-            raise BudgetError("budget: the 'approx-dp' accountant needs an (epsilon, delta) or pure budget")
+            raise BudgetError("the 'approx-dp' accountant needs an (epsilon, delta) or pure budget", path="budget")
         eps = total.epsilon
         delta = total.delta if isinstance(total, pf.ApproxDP) else 0.0
         best_eps, best_delta = eps / count, delta / count
@@ -105,14 +138,17 @@ class ApproxDPAccountant:
         if self.composition == "basic":
             return pf.PureDP(best_eps) if best_delta == 0.0 else pf.ApproxDP(best_eps, best_delta)
         if self.composition == "advanced" and delta <= self.slack:
-            raise BudgetError("slack: advanced composition needs a total delta larger than its slack")
+            raise BudgetError("advanced composition needs a total delta larger than its slack", path="slack")
         if delta > self.slack:
             per_delta = (delta - self.slack) / count
+            slack = delta - count * per_delta  # exactly the slack compose() sees against this total
 
             def excess(e: float) -> float:
-                return advanced_composition(e, per_delta, count, self.slack)[0] - eps
+                return advanced_composition(e, per_delta, count, slack)[0] - eps
 
             if excess(eps) > 0:
+                from scipy import optimize  # imported on first use
+
                 e_adv = float(optimize.brentq(excess, 0.0, eps, xtol=1e-15))
                 while excess(e_adv) > 0:
                     e_adv = math.nextafter(e_adv, 0.0)

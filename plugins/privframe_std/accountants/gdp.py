@@ -9,7 +9,7 @@ from typing import ClassVar
 import attrs
 
 import privframe as pf
-from privframe.accounting import gdp_compose
+from privframe.accounting import gdp_compose, pure_dp_gdp_mu
 from privframe.errors import BudgetError
 
 __all__ = ["GDPAccountant"]
@@ -21,7 +21,9 @@ _REL_TOL = 1e-12  # float rounding in sqrt(sum mu^2); far below any meaningful b
 class GDPAccountant:
     """Composes GDP events: ``mu = sqrt(sum count_i mu_i^2)``, ``delta = sum count_i delta_i``.
 
-    Only GDP events can be composed here; (eps, delta) and pure-DP events belong to ``approx-dp``.
+    A pure eps-DP event counts as the smallest mu it implies, ``mu = -2 Phi^{-1}(1 / (1 + e^eps))`` (exact:
+    randomised response attains it). A release on a subsample is counted at its own guarantee (subsampling
+    cannot hurt; no amplification is claimed under GDP). (eps, delta) events belong to ``approx-dp``.
     """
 
     name: ClassVar[str] = "gdp"
@@ -29,18 +31,23 @@ class GDPAccountant:
     def compose(self, events: Sequence[pf.PrivacyEvent], limit: pf.Budget | None = None) -> pf.GDP:
         """The GDP total of ``events`` (the composition is exact, so ``limit`` does not change it)."""
         if not events:
-            raise BudgetError("events: nothing to compose")
+            raise BudgetError("nothing to compose", path="events")
         mus: list[float] = []
         delta = 0.0
         for event in events:
+            budget = event.budget
+            if isinstance(budget, pf.PureDP) or (isinstance(budget, pf.ApproxDP) and budget.delta == 0):
+                mus.extend([pure_dp_gdp_mu(budget.epsilon)] * event.count)
+                continue
             if not isinstance(event.budget, pf.GDP):
                 raise BudgetError(
-                    f"accountant: 'gdp' composes GDP events only; '{event.label}' is {event.budget} (use 'approx-dp')"
+                    f"'gdp' composes GDP events only; '{event.label}' is {event.budget} (use 'approx-dp')",
+                    path="accountant",
                 )
             mus.extend([event.budget.mu] * event.count)
             delta += event.count * event.budget.delta
         if delta >= 1.0:
-            raise BudgetError("delta: the composed delta reaches 1; the guarantee is void")
+            raise BudgetError("the composed delta reaches 1; the guarantee is void", path="delta")
         return pf.GDP(gdp_compose(mus), delta=delta)
 
     def fits(self, total: pf.Budget, limit: pf.Budget) -> bool:
@@ -58,6 +65,6 @@ class GDPAccountant:
     def per_call(self, total: pf.Budget, count: int) -> pf.GDP:
         """``GDP(mu / sqrt(count), delta / count)``: count equal calls compose exactly to ``total``."""
         if count < 1:
-            raise BudgetError("count: must be a positive integer")
+            raise BudgetError("must be a positive integer", path="count")
         gdp = pf.as_gdp(total)
         return pf.GDP(gdp.mu / math.sqrt(count), delta=gdp.delta / count)

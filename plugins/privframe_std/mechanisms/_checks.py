@@ -13,5 +13,5 @@ def check_sensitivity(sensitivity: float) -> float:
     """A finite, non-negative sensitivity."""
     value = float(sensitivity)
     if not math.isfinite(value) or value < 0:
-        raise BudgetError("sensitivity: must be a finite number >= 0")
+        raise BudgetError("must be a finite number >= 0", path="sensitivity")
     return value

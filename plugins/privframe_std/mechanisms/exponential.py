@@ -1,4 +1,4 @@
-"""The exponential mechanism for quantiles on public bounds (inverse-sensitivity form, algorithms.md 4).
+"""The exponential mechanism for quantiles on public bounds (inverse-sensitivity form, ``docs/algorithms.md`` 4).
 
 For k records clipped to ``[low, high]`` and sorted, ``x_(0) = low <= x_(1) <= ... <= x_(k) <= x_(k+1) = high``,
 the output y is drawn with density proportional to ``exp(eps u(y) / 2)`` on ``[low, high]``, where
@@ -20,7 +20,7 @@ import numpy as np
 import privframe as pf
 from privframe.errors import BudgetError, ConfigError, DataError
 
-__all__ = ["ExponentialMechanism", "quantile_log_density", "quantile_log_weights"]
+__all__ = ["ExponentialMechanism", "quantile_log_density", "quantile_log_weights", "weighted_quantile_log_weights"]
 
 
 def quantile_log_weights(
@@ -58,6 +58,27 @@ def quantile_log_weights(
     return edges, log_weights
 
 
+def weighted_quantile_log_weights(
+    values: pf.Array, cumulative: pf.Array, q: float, epsilon: float, low: float, high: float
+) -> tuple[pf.Array, pf.Array]:
+    """The pieces of :func:`quantile_log_weights` on weighted resamples of one block of records.
+
+    ``values`` are the block's b sorted values; ``cumulative[r, i]`` is the number of records of resample r
+    at or below ``values[i]`` (its total is the resample size k). Piece i is ``[edge_i, edge_{i+1}]`` with
+    edges ``low, values..., high``; ``cumulative[r, i - 1]`` records lie below it (0 for piece 0), so its
+    log-weight is ``log(length_i) - eps |below - q k| / 2``. A value absent from a resample only splits a
+    piece into two of equal utility, so this is the mechanism on the resample's multiset. Returns the
+    edges ``(b + 2,)`` and log-weights ``(R, b + 1)``.
+    """
+    edges = np.concatenate([[low], np.clip(values, low, high), [high]])
+    lengths = np.diff(edges)
+    total = cumulative[:, -1:]
+    below = np.concatenate([np.zeros((cumulative.shape[0], 1)), cumulative], axis=1)
+    with np.errstate(divide="ignore"):
+        log_weight = np.log(lengths)[np.newaxis, :] - (epsilon / 2.0) * np.abs(below - q * total)
+    return edges, log_weight
+
+
 def quantile_log_density(
     sorted_rows: pf.Array, q: float, epsilon: float, low: float, high: float, y: pf.Array
 ) -> pf.Array:
@@ -80,11 +101,12 @@ def quantile_log_density(
 def _quantile_level(statistic: pf.Statistic) -> float:
     if not isinstance(statistic, pf.QuantileStatistic):
         raise ConfigError(
-            f"mechanism: 'exponential' releases quantiles (median, quantile); statistic '{statistic.name}' is not one"
+            f"'exponential' releases quantiles (median, quantile); statistic '{statistic.name}' is not one",
+            path="mechanism",
         )
     q = float(statistic.q)
     if not 0 < q < 1:
-        raise ConfigError("q: must be a number in (0, 1)")
+        raise ConfigError("must be a number in (0, 1)", path="q")
     return q
 
 
@@ -105,7 +127,7 @@ class ExponentialMechanism:
         q = _quantile_level(statistic)
         if isinstance(budget, pf.GDP):
             raise BudgetError(
-                "budget: the exponential mechanism is calibrated in epsilon; give pf.PureDP or pf.ApproxDP"
+                "the exponential mechanism is calibrated in epsilon; give pf.PureDP or pf.ApproxDP", path="budget"
             )
         return pf.PrivacyEvent(
             label=label,
@@ -128,11 +150,11 @@ class ExponentialMechanism:
         """One private quantile per row of ``index``: ``(T, 1)``."""
         q = _quantile_level(statistic)
         if not isinstance(bounds, pf.Bounds):
-            raise ConfigError("bounds: the exponential mechanism needs public scalar bounds (low, high)")
+            raise ConfigError("the exponential mechanism needs public scalar bounds (low, high)", path="bounds")
         if not isinstance(event.budget, pf.PureDP) or event.mechanism != self.name:
-            raise BudgetError("event: expected an event planned by the exponential mechanism")
+            raise BudgetError("expected an event planned by the exponential mechanism", path="event")
         if x.ndim != 1:
-            raise DataError("x: the exponential mechanism needs one-dimensional data")
+            raise DataError("the exponential mechanism needs one-dimensional data", path="x")
         rows = np.take(x, index)
         rows.sort(axis=1)
         edges, log_weights = quantile_log_weights(rows, q, event.budget.epsilon, bounds.low, bounds.high)
@@ -143,3 +165,34 @@ class ExponentialMechanism:
         width = edges[take, piece + 1] - start
         values: pf.Array = (start + width * rng.random(rows.shape[0]))[:, np.newaxis]
         return values
+
+    def select_weighted(
+        self,
+        statistic: pf.Statistic,
+        values: pf.Array,
+        weights: pf.Array,
+        bounds: Any,
+        event: pf.PrivacyEvent,
+        rng: np.random.Generator,
+    ) -> pf.Array:
+        """One private quantile per weighted resample of one block: ``(R,)``.
+
+        ``values`` are the block's records sorted ascending and ``weights[r, i]`` the count of record i in
+        resample r. The piece is drawn by inversion of its cumulative weight, then a uniform point in it.
+        """
+        q = _quantile_level(statistic)
+        if not isinstance(bounds, pf.Bounds):
+            raise ConfigError("the exponential mechanism needs public scalar bounds (low, high)", path="bounds")
+        if not isinstance(event.budget, pf.PureDP) or event.mechanism != self.name:
+            raise BudgetError("expected an event planned by the exponential mechanism", path="event")
+        cumulative = np.cumsum(weights, axis=1)  # C_i = records <= v_i
+        edges, log_weight = weighted_quantile_log_weights(
+            values, cumulative, q, event.budget.epsilon, bounds.low, bounds.high
+        )
+        lengths = np.diff(edges)
+        top = np.max(log_weight, axis=1, keepdims=True)
+        mass = np.cumsum(np.exp(log_weight - top), axis=1)
+        pick = rng.random(weights.shape[0]) * mass[:, -1]
+        piece = np.minimum(np.count_nonzero(mass <= pick[:, np.newaxis], axis=1), lengths.size - 1)
+        result: pf.Array = edges[piece] + lengths[piece] * rng.random(weights.shape[0])
+        return result

@@ -29,7 +29,7 @@ class GaussianMechanism:
         """The event: its true guarantee ``GDP(mu)``, noise standard deviation ``Delta / mu``."""
         delta_l2 = check_sensitivity(sensitivity)
         if isinstance(budget, pf.PureDP):
-            raise BudgetError("budget: the Gaussian mechanism cannot give pure epsilon-DP; use 'laplace'")
+            raise BudgetError("the Gaussian mechanism cannot give pure epsilon-DP; use 'laplace'", path="budget")
         gdp = pf.GDP(pf.as_gdp(budget).mu)  # Gaussian noise is exactly mu-GDP; no delta is spent
         mu = gdp.mu
         return pf.PrivacyEvent(

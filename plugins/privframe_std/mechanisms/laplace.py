@@ -30,10 +30,12 @@ class LaplaceMechanism:
     def plan(self, sensitivity: float, budget: pf.Budget, *, label: str, dimension: int = 1) -> pf.PrivacyEvent:
         """The event: ``PureDP(eps)`` with scale ``Delta_1 / eps``."""
         if dimension < 1:
-            raise BudgetError("dimension: must be a positive integer")
+            raise BudgetError("must be a positive integer", path="dimension")
         delta_l1 = check_sensitivity(sensitivity) * math.sqrt(dimension)
         if isinstance(budget, pf.GDP):
-            raise BudgetError("budget: the Laplace mechanism is calibrated in epsilon; give pf.PureDP or pf.ApproxDP")
+            raise BudgetError(
+                "the Laplace mechanism is calibrated in epsilon; give pf.PureDP or pf.ApproxDP", path="budget"
+            )
         return pf.PrivacyEvent(
             label=label,
             mechanism=self.name,

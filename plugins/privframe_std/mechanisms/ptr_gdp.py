@@ -1,4 +1,4 @@
-"""PTR-GDP: propose-test-release under Gaussian DP (algorithms.md 3.3).
+"""PTR-GDP: propose-test-release under Gaussian DP (``docs/algorithms.md``, section 3.3).
 
 Input: a value g(D) and a bound s(D) with ``|g(D) - g(D')| <= s(D)`` and ``|ln s(D) - ln s(D')| <= gamma``
 for every neighbour D'. The budget ``GDP(mu, delta)`` is split into a test part ``mu_0`` and a release part
@@ -16,7 +16,7 @@ for every neighbour D'. The budget ``GDP(mu, delta)`` is split into a test part 
 from __future__ import annotations
 
 import math
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import attrs
 import numpy as np
@@ -24,14 +24,8 @@ from scipy.special import ndtri
 
 import privframe as pf
 from privframe.errors import BudgetError, ConfigError, DataError, PTRFailed
-from privframe_std._validation import choice
 
 __all__ = ["PTRGDP"]
-
-
-def _check_share(_: Any, attribute: Any, value: Any) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (0 < value < 1):
-        raise ConfigError(f"{attribute.name}: must be a number in (0, 1)")
 
 
 def _exp(log_value: float) -> float:
@@ -57,18 +51,18 @@ class PTRGDP:
     """
 
     name: ClassVar[str] = "ptr-gdp"
-    variant: str = attrs.field(default="bound", validator=choice("bound", "classic"))
-    on_fail: str = attrs.field(default="raise", validator=choice("raise", "global"))
-    test_share: float = attrs.field(default=0.5, validator=_check_share)
+    variant: str = attrs.field(default="bound", validator=pf.validators.choice("bound", "classic"))
+    on_fail: str = attrs.field(default="raise", validator=pf.validators.choice("raise", "global"))
+    test_share: float = attrs.field(default=0.5, validator=pf.validators.probability)
 
     def plan_smooth(self, gamma: float, budget: pf.Budget, *, label: str, dimension: int = 1) -> pf.PrivacyEvent:
         """The event: ``GDP(mu, delta)`` with the test/release split and gamma in its details."""
         if not (isinstance(gamma, (int, float)) and math.isfinite(gamma) and gamma > 0):
-            raise BudgetError("gamma: must be a finite number > 0")
+            raise BudgetError("must be a finite number > 0", path="gamma")
         if not isinstance(budget, pf.GDP):
-            raise BudgetError("budget: ptr-gdp takes a GDP(mu, delta) budget")
+            raise BudgetError("ptr-gdp takes a GDP(mu, delta) budget", path="budget")
         if not budget.delta > 0:
-            raise BudgetError("delta: ptr-gdp needs delta > 0 (it cannot give pure mu-GDP)")
+            raise BudgetError("ptr-gdp needs delta > 0 (it cannot give pure mu-GDP)", path="delta")
         mu_test = budget.mu * math.sqrt(self.test_share)
         mu_release = budget.mu * math.sqrt(1.0 - self.test_share)
         return pf.PrivacyEvent(
@@ -91,7 +85,7 @@ class PTRGDP:
     ) -> pf.SmoothRelease:
         """Test the bound, then release ``value`` plus Gaussian noise (Z_0 is drawn before Z_1)."""
         if not (math.isfinite(bound) and bound > 0):
-            raise DataError(f"bound: the smooth bound for '{event.label}' must be finite and > 0")
+            raise DataError(f"the smooth bound for '{event.label}' must be finite and > 0", path="bound")
         assert isinstance(event.budget, pf.GDP)
         gamma = event.details["gamma"]
         mu_test = event.details["mu_test"]
@@ -102,14 +96,14 @@ class PTRGDP:
             used, passed = _exp(log_proposed), True
         else:
             if proposal is None or not (math.isfinite(proposal) and proposal > 0):
-                raise ConfigError("proposal: the classic ptr-gdp variant needs a public proposal b_0 > 0")
+                raise ConfigError("the classic ptr-gdp variant needs a public proposal b_0 > 0", path="proposal")
             passed = log_proposed <= math.log(proposal)
             if passed:
                 used = float(proposal)
             elif self.on_fail == "global" and fallback_sensitivity is not None:
                 used = float(fallback_sensitivity)
             else:
-                raise PTRFailed(f"ptr-gdp: the test for '{event.label}' failed; nothing was released")
+                raise PTRFailed(f"the test for '{event.label}' failed; nothing was released", path="ptr-gdp")
         scale = used / mu_release
         noisy: pf.Array = value + scale * rng.standard_normal(np.shape(value))
         return pf.SmoothRelease(value=noisy, bound=used, noise_scale=scale, passed=passed)

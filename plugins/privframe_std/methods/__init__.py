@@ -1,18 +1,17 @@
-"""Standard methods."""
+"""Standard methods, one package per family: one-shot regions, PrivSub, BLBQuant, PrivBoot, and the
+single-module baselines Dette-Graw and the percentile bootstrap."""
 
 from __future__ import annotations
 
 import privframe as pf
 from privframe_std.methods.blbquant import BLBQuant
 from privframe_std.methods.bootstrap import PercentileBootstrap
-from privframe_std.methods.cr_gs import CRGS
-from privframe_std.methods.cr_ss import CRSS
 from privframe_std.methods.dette_graw import DetteGraw
+from privframe_std.methods.oneshot import CRGS, CRSS, Subsampling
 from privframe_std.methods.privboot import PrivBoot
 from privframe_std.methods.privsub import PrivSub
-from privframe_std.methods.subsampling import Subsampling
 
-__all__ = ["BLBQuant", "CRGS", "CRSS", "DetteGraw", "PercentileBootstrap", "PrivSub", "Subsampling"]
+__all__ = ["BLBQuant", "CRGS", "CRSS", "DetteGraw", "PercentileBootstrap", "PrivBoot", "PrivSub", "Subsampling"]
 
 
 @pf.hookimpl

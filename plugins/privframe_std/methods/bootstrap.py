@@ -1,18 +1,16 @@
-"""Non-private n-out-of-n percentile bootstrap: a reference for the private methods (algorithms.md section 8)."""
+"""Non-private n-out-of-n percentile bootstrap: a reference for the private methods (``docs/algorithms.md`` 8)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import attrs
 import numpy as np
 
 import privframe as pf
-from privframe import engine
 from privframe.errors import ConfigError
-from privframe_std.methods._oneshot import require
 
 __all__ = ["PercentileBootstrap", "percentile_interval"]
 
@@ -33,48 +31,22 @@ class PercentileBootstrap:
     """
 
     name: ClassVar[str] = "bootstrap"
-    uses: ClassVar[frozenset[str]] = frozenset({"sampler"})
-    defaults: ClassVar[Mapping[str, str]] = MappingProxyType({"sampler": "bootstrap"})
-    sampler_defaults: ClassVar[Mapping[str, object]] = MappingProxyType({"B": 1000})
+    needs: ClassVar[Mapping[str, Any]] = MappingProxyType({"sampler": pf.Sampler})
     private: ClassVar[bool] = False
 
-    def run(
-        self,
-        data: pf.Array,
-        parts: pf.Parts,
-        budget: pf.Budget | None,
-        confidence: float,
-        rng: np.random.SeedSequence,
-    ) -> pf.IntervalResult:
+    def defaults(self, budget: pf.Budget | None, confidence: float) -> Mapping[str, object]:
+        """The n-out-of-n bootstrap with B = 1000."""
+        return {"sampler": "bootstrap", "B": 1000}
+
+    def run(self, ctx: pf.RunContext) -> pf.IntervalResult:
         """Compute the non-private interval (the ledger is empty)."""
-        if budget is not None:
-            raise pf.BudgetError("budget: 'bootstrap' is non-private; pass budget=None")
-        sampler = require(parts.sampler, "sampler", self.name, pf.Sampler)
-        assert isinstance(sampler, pf.Sampler)
-        statistic = parts.statistic
-        (sample_rng,) = pf.spawn_generators(rng, 1)
-        n = data.shape[0]
-        resamples = engine.draw_resamples(sampler, n, sample_rng)
-        theta_hat = engine.evaluate_full(statistic, data)
+        (sample_rng,) = ctx.generators(1)
+        resamples = ctx.resample(sample_rng)
+        theta_hat = ctx.evaluate()
         if theta_hat.shape[0] != 1:
             raise ConfigError(
-                f"statistic: the percentile bootstrap needs a scalar statistic; '{statistic.name}' is not"
+                f"the percentile bootstrap needs a scalar statistic; '{ctx.statistic.name}' is not", path="statistic"
             )
-        theta_star = engine.evaluate_resamples(statistic, data, resamples, 1)[:, 0]
-        low, high = percentile_interval(theta_star, confidence)
-        return pf.IntervalResult(
-            low=low,
-            high=high,
-            center=float(theta_hat[0]),
-            confidence=confidence,
-            method=self.name,
-            parameters={
-                "statistic": statistic.name,
-                "sampler": sampler.name,
-                "n": n,
-                "m": resamples.m,
-                "B": resamples.B,
-            },
-            diagnostics={},
-            privacy=pf.Ledger((), None),
-        )
+        theta_star = ctx.evaluate_resamples(resamples, 1)[:, 0]
+        low, high = percentile_interval(theta_star, ctx.confidence)
+        return ctx.interval(low, high, float(theta_hat[0]), parameters={"m": resamples.m, "B": resamples.B})

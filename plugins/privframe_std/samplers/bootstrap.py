@@ -1,4 +1,4 @@
-"""The n-out-of-n bootstrap (algorithms.md section 2) and exact multinomial resampling weights.
+"""The n-out-of-n bootstrap (``docs/algorithms.md``, section 2) and exact multinomial resampling weights.
 
 Two forms of the same resampling law:
 
@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Iterator
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import attrs
 import numpy as np
@@ -24,18 +24,9 @@ from scipy import stats
 
 import privframe as pf
 from privframe.errors import ConfigError, DataError
-from privframe_std._validation import int_at_least
 from privframe_std.samplers._blocks import uniform_rows
-from privframe_std.samplers._common import DEFAULT_MEMORY_BUDGET, make_resamples
 
 __all__ = ["Bootstrap", "multinomial_counts"]
-
-
-def _optional_count(_: Any, attribute: Any, value: Any) -> None:
-    if value is None:
-        return
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ConfigError(f"{attribute.name}: must be an integer >= 1 or omitted")
 
 
 @attrs.frozen
@@ -50,35 +41,22 @@ class Bootstrap:
     B : int, optional
         Number of resamples. Left unset, the method chooses it (PrivBoot: ``max(2000 mu^2, 2 / alpha)``;
         the non-private ``bootstrap`` method: 1000); drawing with ``B`` unset is a ``ConfigError``.
-    memory_budget : int, default 256 MiB
-        Bytes the chunks of index rows (and the values gathered through them) in flight may use together.
-    workers : int, default 1
-        Threads evaluating chunks in parallel. Results are bit-identical for any value (each 32-row block
-        has its own seed).
     """
 
     name: ClassVar[str] = "bootstrap"
-    B: int | None = attrs.field(default=None, validator=_optional_count)
-    memory_budget: int = attrs.field(default=DEFAULT_MEMORY_BUDGET, validator=int_at_least(2**16))
-    workers: int = attrs.field(default=1, validator=int_at_least(1))
+    B: int | None = attrs.field(default=None, validator=pf.validators.optional(pf.validators.integer_at_least(1)))
 
-    def draw(self, n: int, rng: np.random.Generator) -> pf.Resamples:
-        """B rows of n i.i.d. uniform indices into ``range(n)`` (rows are not sorted)."""
+    def design(self, n: int) -> pf.Design:
+        """n-out-of-n with replacement; kappa = n."""
         if self.B is None:
-            raise ConfigError("B: not set; give the number of bootstrap resamples (B=...)")
+            raise ConfigError("not set; give the number of bootstrap resamples (B=...)", path="B")
         if n < 2:
-            raise DataError("x: the bootstrap needs at least 2 records")
-        return make_resamples(
-            n=n,
-            m=n,
-            B=self.B,
-            kappa=n,
-            replace=True,
-            rng=rng,
-            draw_block=functools.partial(uniform_rows, n=n, m=n),
-            memory_budget=self.memory_budget,
-            workers=self.workers,
-        )
+            raise DataError("the bootstrap needs at least 2 records", path="x")
+        return pf.Design(n=n, m=n, B=self.B, kappa=n, replace=True)
+
+    def draw_block(self, design: pf.Design, rng: np.random.Generator, rows: int) -> pf.IndexMatrix:
+        """``rows`` rows of n i.i.d. uniform indices into ``range(n)`` (rows are not sorted)."""
+        return uniform_rows(rng, rows, design.n, design.n)
 
     @staticmethod
     def counts(resamples: pf.Resamples) -> Iterator[npt.NDArray[np.int64]]:
@@ -159,7 +137,7 @@ def multinomial_counts(rng: np.random.Generator, rows: int, k: int, total: int) 
         Number of count vectors, categories, and draws per vector.
     """
     if rows < 0 or k < 1 or total < 0:
-        raise ConfigError("rows: need rows >= 0, k >= 1 and total >= 0")
+        raise ConfigError("need rows >= 0, k >= 1 and total >= 0", path="rows")
     out = np.empty((rows, k), dtype=np.float64)
     step = max(1, _CHUNK_CELLS // k)
     for start in range(0, rows, step):

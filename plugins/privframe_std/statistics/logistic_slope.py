@@ -1,4 +1,4 @@
-"""One coefficient of L2-penalised logistic regression (algorithms.md section 4), solved by vectorised Newton."""
+"""One coefficient of L2-penalised logistic regression (``docs/algorithms.md``, section 4), by vectorised Newton."""
 
 from __future__ import annotations
 
@@ -11,9 +11,8 @@ from scipy import special
 
 import privframe as pf
 from privframe.errors import ConfigError, DataError
-from privframe_std._validation import int_at_least, positive_float
 
-__all__ = ["LogisticSlope", "fit_penalised_logistic"]
+__all__ = ["LogisticSlope", "fit_penalised_logistic", "logistic_penalised_coefficients"]
 
 _ROUNDING = 8 * np.finfo(np.float64).eps
 
@@ -77,7 +76,7 @@ def fit_penalised_logistic(
             size = np.where(accepted, size, 0.5 * size)
         b = b - size[:, np.newaxis] * step
         current = trial if accepted.all() else _objective(yz, b, penalty)
-    raise DataError("statistic: the logistic-slope Newton solver did not converge within max_iter")
+    raise DataError("the logistic-slope Newton solver did not converge within max_iter", path="statistic")
 
 
 def _radius(bounds: Any) -> float:
@@ -87,7 +86,50 @@ def _radius(bounds: Any) -> float:
         return bounds.radius
     if isinstance(bounds, (int, float)) and not isinstance(bounds, bool) and math.isfinite(bounds) and bounds > 0:
         return float(bounds)
-    raise ConfigError("bounds: logistic-slope takes a feature-norm bound (a number > 0 or pf.L2Ball), default 1")
+    raise ConfigError("logistic-slope takes a feature-norm bound (a number > 0 or pf.L2Ball), default 1", path="bounds")
+
+
+def logistic_penalised_coefficients(
+    intercept: float, slope: float, low: float, high: float, penalty: float
+) -> pf.Array:
+    """The minimiser of the penalised population logistic loss with features ``z = (1, x) / sqrt(2)``.
+
+    ``x ~ Unif[low, high]``, ``P(y = +1 | x) = 1 / (1 + exp(-(intercept + slope x)))``, and the objective
+    is ``E[log(1 + exp(-y b'z))] + penalty * ||b||^2`` (the objective of the ``logistic-slope``
+    statistic, in population form). The expectation over x is computed by adaptive quadrature
+    (``scipy.integrate.quad_vec``) and the strictly convex objective is minimised with its exact gradient.
+
+    Returns
+    -------
+    ndarray, shape (2,)
+        The coefficients on ``(1/sqrt(2), x/sqrt(2))``.
+    """
+    from scipy import integrate, optimize  # only experiments need the population value
+
+    if not penalty > 0:
+        raise ConfigError("must be > 0 for the penalised population slope", path="penalty")
+    root2 = np.sqrt(2.0)
+    width = high - low
+
+    def integrand(x: float, b: pf.Array) -> pf.Array:
+        z = np.array([1.0, x]) / root2
+        t = float(b @ z)
+        p = float(special.expit(intercept + slope * x))
+        # p log(1 + e^-t) + (1 - p) log(1 + e^t), and its gradient (sigmoid(t) - p) z.
+        loss = p * np.logaddexp(0.0, -t) + (1.0 - p) * np.logaddexp(0.0, t)
+        grad = (float(special.expit(t)) - p) * z
+        return np.concatenate(([loss], grad)) / width
+
+    def objective(b: pf.Array) -> tuple[float, pf.Array]:
+        values, _ = integrate.quad_vec(lambda x: integrand(x, b), low, high, epsabs=1e-14, epsrel=1e-13)
+        return float(values[0] + penalty * (b @ b)), values[1:] + 2.0 * penalty * b
+
+    result = optimize.minimize(objective, np.zeros(2), jac=True, method="BFGS", options={"gtol": 1e-12})
+    _, gradient = objective(result.x)
+    if not np.all(np.abs(gradient) < 1e-9):
+        raise ConfigError("the population logistic minimiser did not converge", path="penalty")
+    coefficients: pf.Array = np.asarray(result.x, dtype=np.float64)
+    return coefficients
 
 
 @attrs.frozen
@@ -116,22 +158,22 @@ class LogisticSlope:
 
     name: ClassVar[str] = "logistic-slope"
     requires_bounds: ClassVar[bool] = False
-    penalty: float = attrs.field(default=0.01, validator=positive_float)
-    coef: int = attrs.field(default=-1, validator=int_at_least(-(2**31)))
-    tol: float = attrs.field(default=1e-10, validator=positive_float)
-    max_iter: int = attrs.field(default=100, validator=int_at_least(1))
+    penalty: float = attrs.field(default=0.01, validator=pf.validators.positive)
+    coef: int = attrs.field(default=-1, validator=pf.validators.integer_at_least(-(2**31)))
+    tol: float = attrs.field(default=1e-10, validator=pf.validators.positive)
+    max_iter: int = attrs.field(default=100, validator=pf.validators.integer_at_least(1))
 
     def prepare(self, x: pf.Array, bounds: Any) -> pf.Array:
         """Check the labels and the coefficient index, and project feature rows onto the ball."""
         radius = _radius(bounds)
         if x.ndim != 2 or x.shape[1] < 2:
-            raise DataError("x: logistic-slope needs an (n, d + 1) array: d >= 1 features, then the label")
+            raise DataError("logistic-slope needs an (n, d + 1) array: d >= 1 features, then the label", path="x")
         d = x.shape[1] - 1
         if not -d <= self.coef < d:
-            raise ConfigError(f"coef: must index one of the d = {d} features (-{d} .. {d - 1})")
+            raise ConfigError(f"must index one of the d = {d} features (-{d} .. {d - 1})", path="coef")
         labels = x[:, -1]
         if not np.all((labels == 1.0) | (labels == -1.0)):
-            raise DataError("x: the last column (the label) must be -1 or +1")
+            raise DataError("the last column (the label) must be -1 or +1", path="x")
         features = pf.L2Ball(radius).clip(x[:, :-1])
         prepared: pf.Array = np.column_stack((features, labels))
         return prepared
@@ -150,3 +192,24 @@ class LogisticSlope:
     def default_mechanism(self, budget: pf.Budget) -> str:
         """Laplace under a pure or (eps, delta) budget, Gaussian under GDP."""
         return "gaussian" if isinstance(budget, pf.GDP) else "laplace"
+
+    def population_value(self, population: Any) -> float:
+        """The chosen coefficient of the penalised population minimiser of a logistic-regression model.
+
+        ``population`` describes records ``z = (1, x) / sqrt(2)``, ``x ~ Unif[low, high]`` and
+        ``P(y = +1 | x) = expit(intercept + slope x)`` through those four attributes (the experiments'
+        ``logistic`` generator).
+        """
+        try:
+            intercept, slope, low, high = (
+                float(getattr(population, key)) for key in ("intercept", "slope", "low", "high")
+            )
+        except (AttributeError, TypeError, ValueError):
+            raise ConfigError(
+                f"statistic '{self.name}' knows the population value of a logistic-regression model (intercept, "
+                "slope, low, high) only; give the method's truth explicitly",
+                path="truth",
+            ) from None
+        if not -2 <= self.coef <= 1:
+            raise ConfigError("must be a feature index (0, 1, or -1 for the last)", path="coef")
+        return float(logistic_penalised_coefficients(intercept, slope, low, high, self.penalty)[self.coef])

@@ -9,6 +9,7 @@ import numpy as np
 
 import privframe as pf
 from privframe.errors import ConfigError, DataError
+from privframe_std.statistics._population import population_law
 
 __all__ = ["Mean"]
 
@@ -28,13 +29,13 @@ class Mean:
         """Clip scalars to the interval, or project rows onto the ball."""
         if isinstance(bounds, pf.Bounds):
             if x.ndim != 1:
-                raise DataError("x: scalar bounds need one-dimensional data (use pf.L2Ball for vectors)")
+                raise DataError("scalar bounds need one-dimensional data (use pf.L2Ball for vectors)", path="x")
             return bounds.clip(x)
         if isinstance(bounds, pf.L2Ball):
             if x.ndim != 2:
-                raise DataError("x: an L2Ball bound needs two-dimensional data (n, d)")
+                raise DataError("an L2Ball bound needs two-dimensional data (n, d)", path="x")
             return bounds.clip(x)
-        raise ConfigError("bounds: the mean needs (low, high) or pf.L2Ball(radius)")
+        raise ConfigError("the mean needs (low, high) or pf.L2Ball(radius)", path="bounds")
 
     def evaluate(self, x: pf.Array) -> pf.Array:
         """The mean, shape ``(d,)``."""
@@ -52,7 +53,7 @@ class Mean:
             return bounds.width / k
         if isinstance(bounds, pf.L2Ball):
             return 2.0 * bounds.radius / k
-        raise ConfigError("bounds: the mean needs (low, high) or pf.L2Ball(radius)")
+        raise ConfigError("the mean needs (low, high) or pf.L2Ball(radius)", path="bounds")
 
     def smooth_sensitivity(self, x: pf.Array, beta: float, bounds: Any) -> float:
         """A smooth bound for CR-SS: the global sensitivity, which bounds the local one at every dataset.
@@ -70,3 +71,12 @@ class Mean:
     def default_mechanism(self, budget: pf.Budget) -> str:
         """The private estimator's default: Laplace under a pure or (eps, delta) budget, Gaussian under GDP."""
         return "gaussian" if isinstance(budget, pf.GDP) else "laplace"
+
+    def evaluate_weighted(self, values: pf.Array, weights: pf.Array) -> pf.Array:
+        """Means of weighted resamples of one block of scalars: ``(weights @ values) / k``, ``(R,)``."""
+        means: pf.Array = (weights @ values) / weights.sum(axis=1)
+        return means
+
+    def population_value(self, population: Any) -> float:
+        """The population mean (``population.mean()``)."""
+        return float(population_law(population, "mean", self.name).mean())

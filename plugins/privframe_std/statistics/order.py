@@ -1,7 +1,8 @@
 """Order statistics of bounded scalars: ``quantile`` (rank ceil(q k)) and ``median`` (the lower median).
 
-Both carry the Nissim-Raskhodnikova-Smith smooth sensitivity (algorithms.md 3.2), vectorised over the B
-resamples. The global sensitivity is the width of the bounds, so CR-GS works but is rarely useful: use CR-SS.
+Both carry the Nissim-Raskhodnikova-Smith smooth sensitivity (``docs/algorithms.md``, section 3.2),
+vectorised over the B resamples. The global sensitivity is the width of the bounds, so CR-GS works but is
+rarely useful: use CR-SS.
 """
 
 from __future__ import annotations
@@ -14,19 +15,15 @@ import numpy as np
 
 import privframe as pf
 from privframe.errors import ConfigError, DataError
+from privframe_std.statistics._population import population_law
 
 __all__ = ["Median", "Quantile", "order_smooth_sensitivity"]
 
 
 def _scalar_bounds(bounds: Any, name: str) -> pf.Bounds:
     if not isinstance(bounds, pf.Bounds):
-        raise ConfigError(f"bounds: statistic '{name}' needs scalar bounds (low, high)")
+        raise ConfigError(f"statistic '{name}' needs scalar bounds (low, high)", path="bounds")
     return bounds
-
-
-def _check_q(_: Any, attribute: Any, value: Any) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (0 < value < 1):
-        raise ConfigError(f"{attribute.name}: must be a number in (0, 1)")
 
 
 def order_smooth_sensitivity(sorted_rows: pf.Array, rank: int, beta: float, low: float, high: float) -> pf.Array:
@@ -86,7 +83,8 @@ class Quantile:
     """The ``q``-quantile as the order statistic of rank ``r = max(1, ceil(q k))`` of k bounded scalars.
 
     Data are clipped to the public ``bounds=(low, high)``. Global sensitivity ``high - low``; smooth
-    sensitivity per algorithms.md 3.2 (works unchanged on a with-replacement multiset). Rate ``sqrt(k)``.
+    sensitivity per ``docs/algorithms.md``, section 3.2 (works unchanged on a with-replacement multiset).
+    Rate ``sqrt(k)``.
 
     Parameters
     ----------
@@ -95,7 +93,7 @@ class Quantile:
     """
 
     name: ClassVar[str] = "quantile"
-    q: float = attrs.field(default=0.5, validator=_check_q)
+    q: float = attrs.field(default=0.5, validator=pf.validators.probability)
 
     def rank(self, k: int) -> int:
         """The 1-based rank of the order statistic on k records."""
@@ -105,7 +103,7 @@ class Quantile:
         """Clip one-dimensional data to the bounds."""
         checked = _scalar_bounds(bounds, self.name)
         if x.ndim != 1:
-            raise DataError(f"x: statistic '{self.name}' needs one-dimensional data")
+            raise DataError(f"statistic '{self.name}' needs one-dimensional data", path="x")
         return checked.clip(x)
 
     def evaluate(self, x: pf.Array) -> pf.Array:
@@ -127,6 +125,19 @@ class Quantile:
     def default_mechanism(self, budget: pf.Budget) -> str:
         """The private estimator's default: the exponential mechanism (rank utility, any budget unit)."""
         return "exponential"
+
+    def evaluate_weighted(self, values: pf.Array, weights: pf.Array) -> pf.Array:
+        """The order statistic of rank ``rank(k)`` of each weighted resample of one sorted block, ``(R,)``."""
+        cumulative = np.cumsum(weights, axis=1)  # C_i = records <= v_i
+        sizes, inverse = np.unique(np.rint(cumulative[:, -1]).astype(np.int64), return_inverse=True)
+        rank = np.array([self.rank(int(k)) for k in sizes])[inverse]
+        position = np.count_nonzero(cumulative < rank[:, np.newaxis], axis=1)
+        result: pf.Array = values[np.minimum(position, values.size - 1)]
+        return result
+
+    def population_value(self, population: Any) -> float:
+        """The population q-quantile (``population.ppf(q)``; the lower median for a continuous law)."""
+        return float(population_law(population, "ppf", self.name).ppf(self.q))
 
     def smooth_sensitivity(self, x: pf.Array, beta: float, bounds: Any) -> float:
         """``SS_beta`` at the (clipped) full data."""
@@ -150,7 +161,7 @@ class Median(Quantile):
     """The lower median: the order statistic of rank ``ceil(k / 2)`` of k bounded scalars.
 
     The lower median (not the average of the two middle values) is what the smooth-sensitivity bound of
-    algorithms.md 3.2 covers. Data are clipped to the public ``bounds=(low, high)``.
+    ``docs/algorithms.md``, section 3.2, covers. Data are clipped to the public ``bounds=(low, high)``.
     """
 
     name: ClassVar[str] = "median"

@@ -1,8 +1,8 @@
 """Order-2 U-statistics of bounded scalars: the ``product`` kernel in O(k) and a general kernel in O(k^2).
 
 ``U = (1 / (k (k - 1))) sum_{i != j} h(x_i, x_j)`` for a symmetric kernel h. For ``h(x, y) = x y`` this is
-``(S^2 - sum x_i^2) / (k (k - 1))`` with ``S = sum x_i``; its smooth sensitivity (algorithms.md 3.2) makes
-the degenerate case (mean zero, rate ``tau_k = k``) usable with CR-SS.
+``(S^2 - sum x_i^2) / (k (k - 1))`` with ``S = sum x_i``; its smooth sensitivity (``docs/algorithms.md``,
+section 3.2) makes the degenerate case (mean zero, rate ``tau_k = k``) usable with CR-SS.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import numpy as np
 
 import privframe as pf
 from privframe.errors import ConfigError, DataError
+from privframe_std.statistics._population import population_law
 
 __all__ = ["UStatistic", "product_smooth_sensitivity"]
 
@@ -26,7 +27,7 @@ _PAIR_BYTES = 24  # kernel value plus two broadcast temporaries per (row, i, j) 
 
 def _check_kernel(_: Any, attribute: Any, value: Any) -> None:
     if value != "product" and not callable(value):
-        raise ConfigError(f"{attribute.name}: must be 'product' or a symmetric callable h(x, y)")
+        raise ConfigError("must be 'product' or a symmetric callable h(x, y)", path=attribute.name)
 
 
 def _check_range(_: Any, attribute: Any, value: Any) -> None:
@@ -35,12 +36,12 @@ def _check_range(_: Any, attribute: Any, value: Any) -> None:
     try:
         pf.Bounds(*value)
     except (TypeError, ValueError) as exc:
-        raise ConfigError(f"{attribute.name}: must be a pair (low, high) of finite numbers with low < high") from exc
+        raise ConfigError("must be a pair (low, high) of finite numbers with low < high", path=attribute.name) from exc
 
 
 def _half_width(bounds: Any, name: str) -> float:
     if not isinstance(bounds, pf.Bounds):
-        raise ConfigError(f"bounds: statistic '{name}' needs scalar bounds (low, high)")
+        raise ConfigError(f"statistic '{name}' needs scalar bounds (low, high)", path="bounds")
     return max(abs(bounds.low), abs(bounds.high))
 
 
@@ -102,7 +103,7 @@ class UStatistic:
 
     def __attrs_post_init__(self) -> None:
         if self.kernel != "product" and self.kernel_range is None:
-            raise ConfigError("kernel_range: a callable kernel needs its public range (low, high)")
+            raise ConfigError("a callable kernel needs its public range (low, high)", path="kernel_range")
 
     def rate(self, k: int) -> float:
         """``k`` when declared degenerate, else ``sqrt(k)``."""
@@ -111,11 +112,11 @@ class UStatistic:
     def prepare(self, x: pf.Array, bounds: Any) -> pf.Array:
         """Clip one-dimensional data to the bounds."""
         if not isinstance(bounds, pf.Bounds):
-            raise ConfigError(f"bounds: statistic '{self.name}' needs scalar bounds (low, high)")
+            raise ConfigError(f"statistic '{self.name}' needs scalar bounds (low, high)", path="bounds")
         if x.ndim != 1:
-            raise DataError(f"x: statistic '{self.name}' needs one-dimensional data")
+            raise DataError(f"statistic '{self.name}' needs one-dimensional data", path="x")
         if x.shape[0] < 2:
-            raise DataError(f"x: statistic '{self.name}' needs at least 2 records")
+            raise DataError(f"statistic '{self.name}' needs at least 2 records", path="x")
         return bounds.clip(x)
 
     def evaluate(self, x: pf.Array) -> pf.Array:
@@ -127,7 +128,7 @@ class UStatistic:
         """U on B resamples, shape ``(B, 1)``."""
         k = index.shape[1]
         if k < 2:
-            raise ConfigError(f"m: statistic '{self.name}' needs resamples of at least 2 records")
+            raise ConfigError(f"statistic '{self.name}' needs resamples of at least 2 records", path="m")
         rows = np.take(x, index)
         if self.kernel == "product":
             total = rows.sum(axis=1)
@@ -149,7 +150,7 @@ class UStatistic:
             block = rows[start : start + per_chunk]
             values = np.asarray(self.kernel(block[:, :, np.newaxis], block[:, np.newaxis, :]), dtype=np.float64)
             if values.shape != (block.shape[0], k, k):
-                raise ConfigError("kernel: must broadcast h(x[:, :, None], x[:, None, :]) to shape (B, k, k)")
+                raise ConfigError("must broadcast h(x[:, :, None], x[:, None, :]) to shape (B, k, k)", path="kernel")
             np.clip(values, low, high, out=values)
             values[:, diagonal] = 0.0
             out[start : start + per_chunk] = values.sum(axis=(1, 2)) / (k * (k - 1))
@@ -182,8 +183,21 @@ class UStatistic:
         values = ((total * total - squares) / (k * (k - 1)))[:, np.newaxis]
         return values, product_smooth_sensitivity(total, k, c, beta)
 
+    def default_mechanism(self, budget: pf.Budget) -> str:
+        """The private estimator's default: Laplace under a pure or (eps, delta) budget, Gaussian under GDP."""
+        return "gaussian" if isinstance(budget, pf.GDP) else "laplace"
+
+    def population_value(self, population: Any) -> float:
+        """``E[X]^2`` for the product kernel (``E h(X, Y) = E[X] E[Y]``); unknown for a callable kernel."""
+        if self.kernel != "product":
+            raise ConfigError(
+                "the population value of a U-statistic with a callable kernel is not known; give it explicitly",
+                path="truth",
+            )
+        return float(population_law(population, "mean", self.name).mean()) ** 2
+
     def _require_product(self) -> None:
         if self.kernel != "product":
             raise ConfigError(
-                "kernel: smooth sensitivity is available for the 'product' kernel only; use cr-gs for a callable"
+                "smooth sensitivity is available for the 'product' kernel only; use cr-gs for a callable", path="kernel"
             )

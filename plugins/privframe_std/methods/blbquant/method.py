@@ -1,6 +1,6 @@
 """BLBQuant (Chadha, Duchi and Kuditipudi, 2024): bag of little bootstraps with a private median, pure eps-DP.
 
-algorithms.md section 5. The budget is split: ``eps_param = split * eps`` for the private point estimate,
+``docs/algorithms.md``, section 5. The budget is split: ``eps_param = split * eps`` for the private point estimate,
 ``eps_cdf = (1 - split) * eps`` for the interval search.
 
 1. A random partition into ``s = ceil(10 ln n / eps_cdf)`` blocks of ``b = floor(n / s)`` records
@@ -10,7 +10,8 @@ algorithms.md section 5. The budget is split: ``eps_param = split * eps`` for th
 3. Each block's roots are binned on a public grid ``[L, U]`` (bin width about ``1 / sqrt(n)``, bin count a
    power of two).
 4. AboveThreshold over nested candidate sets picks the first set whose noisy median block coverage
-   exceeds ``1 - alpha`` (see ``_blb_search``); the interval is ``theta_tilde_n + A_k / tau_n``.
+   exceeds ``1 - alpha`` (see :mod:`privframe_std.methods.blbquant.search`); the interval is
+   ``theta_tilde_n + A_k / tau_n``.
 """
 
 from __future__ import annotations
@@ -24,14 +25,9 @@ import attrs
 import numpy as np
 
 import privframe as pf
-from privframe import engine
 from privframe.errors import BudgetError, ConfigError, DataError
-from privframe_std._validation import choice
-from privframe_std.accountants.approx_dp import ApproxDPAccountant
-from privframe_std.methods._blb_roots import LittleBootstraps, block_roots
-from privframe_std.methods._blb_search import above_threshold, block_histograms, nested_coverages
-from privframe_std.methods._oneshot import require
-from privframe_std.statistics.mean import Mean
+from privframe_std.methods.blbquant.roots import block_roots, weighted_estimator
+from privframe_std.methods.blbquant.search import above_threshold, block_histograms, nested_coverages
 
 __all__ = ["BLBQuant", "blb_blocks", "blb_replicates"]
 
@@ -49,13 +45,6 @@ def blb_replicates(n: int, b: int) -> int:
     return int(min(10_000, max(100, math.ceil(math.sqrt(n) * b / math.log(n)))))
 
 
-def _optional_int(_: Any, attribute: Any, value: Any) -> None:
-    if value is None:
-        return
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ConfigError(f"{attribute.name}: must be an integer >= 1 or omitted")
-
-
 def _grid(_: Any, attribute: Any, value: Any) -> None:
     if value is None:
         return
@@ -63,19 +52,7 @@ def _grid(_: Any, attribute: Any, value: Any) -> None:
     if ok:
         ok = all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in value)
     if not ok or not value[0] < value[1]:
-        raise ConfigError(f"{attribute.name}: expected public bounds (L, U) with L < U, or omitted")
-
-
-def _positive_or_none(_: Any, attribute: Any, value: Any) -> None:
-    if value is None:
-        return
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (math.isfinite(value) and value > 0):
-        raise ConfigError(f"{attribute.name}: must be a finite number > 0 or omitted")
-
-
-def _split(_: Any, attribute: Any, value: Any) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (0 < value < 1):
-        raise ConfigError(f"{attribute.name}: must be a number in (0, 1)")
+        raise ConfigError("expected public bounds (L, U) with L < U, or omitted", path=attribute.name)
 
 
 def _epsilon(budget: pf.Budget | None) -> float:
@@ -85,10 +62,11 @@ def _epsilon(budget: pf.Budget | None) -> float:
         return budget.epsilon  # pure eps-DP implies (eps, delta)-DP; no delta is spent
     if isinstance(budget, pf.GDP):
         raise BudgetError(
-            "budget: blbquant is pure epsilon-DP and takes pf.PureDP(epsilon) (or pf.ApproxDP, spending no delta); "
-            "to compare with a GDP method, pick epsilon yourself (e.g. pf.accounting.gdp_pure_epsilon(mu))"
+            "blbquant is pure epsilon-DP and takes pf.PureDP(epsilon) (or pf.ApproxDP, spending no delta); "
+            "to compare with a GDP method, pick epsilon yourself (e.g. pf.accounting.gdp_pure_epsilon(mu))",
+            path="budget",
         )
-    raise BudgetError("budget: blbquant is private and needs a budget")
+    raise BudgetError("blbquant is private and needs a budget", path="budget")
 
 
 @attrs.frozen
@@ -127,100 +105,86 @@ class BLBQuant:
     """
 
     name: ClassVar[str] = "blbquant"
-    uses: ClassVar[frozenset[str]] = frozenset({"sampler", "mechanism"})
-    optional: ClassVar[frozenset[str]] = frozenset({"mechanism"})
-    defaults: ClassVar[Mapping[str, str]] = MappingProxyType({"sampler": "partition"})
-    sampler_defaults: ClassVar[Mapping[str, object]] = MappingProxyType({})
+    needs: ClassVar[Mapping[str, Any]] = MappingProxyType(
+        {"sampler": pf.Sampler, "mechanism": (pf.Mechanism, pf.SelectionMechanism), "accountant": pf.Accountant}
+    )
     private: ClassVar[bool] = True
 
-    split: float = attrs.field(default=0.5, validator=_split)
-    R: int | None = attrs.field(default=None, validator=_optional_int)
+    split: float = attrs.field(default=0.5, validator=pf.validators.probability)
+    R: int | None = attrs.field(default=None, validator=pf.validators.optional(pf.validators.integer_at_least(1)))
     grid: tuple[float, float] | None = attrs.field(default=None, validator=_grid)
-    bin_width: float | None = attrs.field(default=None, validator=_positive_or_none)
-    sets: str = attrs.field(default="symmetric", validator=choice("symmetric", "equal-tailed"))
-    weights: str = attrs.field(default="auto", validator=choice("auto", "independent", "shared"))
+    bin_width: float | None = attrs.field(default=None, validator=pf.validators.optional(pf.validators.positive))
+    sets: str = attrs.field(default="symmetric", validator=pf.validators.choice("symmetric", "equal-tailed"))
+    weights: str = attrs.field(default="auto", validator=pf.validators.choice("auto", "independent", "shared"))
 
-    def _estimator(self, parts: pf.Parts, budget: pf.Budget) -> tuple[pf.MechanismEstimator, str]:
-        statistic = parts.statistic
-        mechanism: object = parts.mechanism
-        if mechanism is None:
-            mechanism = pf.registry.create("mechanism", pf.estimators.default_mechanism(statistic, budget))
-        if not isinstance(mechanism, (pf.Mechanism, pf.SelectionMechanism)):
-            raise ConfigError("mechanism: blbquant needs an additive (laplace) or a selection (exponential) mechanism")
-        if isinstance(statistic, Mean):
-            if not isinstance(mechanism, pf.Mechanism):
-                raise ConfigError("mechanism: the mean's private estimator needs an additive mechanism such as laplace")
-            kind = "mean"
-        elif isinstance(statistic, pf.QuantileStatistic):
-            kind = "quantile-selection" if isinstance(mechanism, pf.SelectionMechanism) else "quantile-additive"
-        else:
-            raise ConfigError(f"statistic: blbquant supports the mean and quantiles (median), not '{statistic.name}'")
-        if not isinstance(parts.bounds, pf.Bounds):
-            raise ConfigError("bounds: blbquant needs public scalar bounds (low, high)")
-        return pf.MechanismEstimator(statistic, mechanism, parts.bounds), kind
+    def _searches(self) -> tuple[str, ...]:
+        return ("symmetric",) if self.sets == "symmetric" else ("upper", "lower")
 
-    def _partition(self, sampler: pf.Sampler, n: int, eps_search: float) -> pf.Sampler:
-        if getattr(sampler, "s", 0) is None:
-            s = blb_blocks(n, eps_search)
-            if s >= n // 2:
-                raise ConfigError(
-                    f"s: the rule ceil(10 ln n / eps_cdf) gives {s} blocks for n = {n}; too few records per "
-                    "block (increase epsilon or n, or set s)"
-                )
-            try:
-                resized: pf.Sampler = attrs.evolve(sampler, s=s)  # type: ignore[misc]
-            except (TypeError, attrs.exceptions.NotAnAttrsClassError) as exc:
-                raise ConfigError("sampler: blbquant could not set the number of blocks; pass s=...") from exc
-            return resized
-        return sampler
+    def _eps_search(self, epsilon: float) -> float:
+        return (1.0 - self.split) * epsilon / len(self._searches())
 
-    def run(
-        self,
-        data: pf.Array,
-        parts: pf.Parts,
-        budget: pf.Budget | None,
-        confidence: float,
-        rng: np.random.SeedSequence,
-    ) -> pf.IntervalResult:
+    def defaults(self, budget: pf.Budget | None, confidence: float) -> Mapping[str, object]:
+        """A random partition into ``s = ceil(10 ln n / eps_search)`` blocks, the ``approx-dp`` accountant;
+        the statistic's default mechanism (exponential for quantiles, Laplace for the mean)."""
+        defaults: dict[str, object] = {"sampler": "partition", "accountant": "approx-dp"}
+        if budget is not None:
+            eps_search = self._eps_search(_epsilon(budget))
+
+            def blocks(n: int) -> int:
+                s = blb_blocks(n, eps_search)
+                if s >= n // 2:
+                    raise ConfigError(
+                        f"the rule ceil(10 ln n / eps_cdf) gives {s} blocks for n = {n}; too few records per "
+                        "block (increase epsilon or n, or set s)",
+                        path="s",
+                    )
+                return s
+
+            defaults["s"] = blocks
+        return defaults
+
+    def run(self, ctx: pf.RunContext) -> pf.IntervalResult:
         """Compute the interval and its ledger."""
-        epsilon = _epsilon(budget)
-        assert budget is not None
-        sampler = require(parts.sampler, "sampler", self.name, pf.Sampler)
-        assert isinstance(sampler, pf.Sampler)
+        epsilon = _epsilon(ctx.budget)
+        data = ctx.data
         if data.ndim != 1:
-            raise DataError("x: blbquant needs one-dimensional data")
-        statistic = parts.statistic
+            raise DataError("blbquant needs one-dimensional data", path="x")
+        bounds = ctx.bounds
+        if not isinstance(bounds, pf.Bounds):
+            raise ConfigError("blbquant needs public scalar bounds (low, high)", path="bounds")
+        statistic = ctx.statistic
+        mechanism = ctx.mechanism
+        assert isinstance(mechanism, (pf.Mechanism, pf.SelectionMechanism))  # checked by the pipeline
         eps_param, eps_cdf = self.split * epsilon, (1.0 - self.split) * epsilon
-        estimator, kind = self._estimator(parts, pf.PureDP(eps_param))
-        bounds = parts.bounds
-        assert isinstance(bounds, pf.Bounds)
-        n = data.shape[0]
-        searches = ("symmetric",) if self.sets == "symmetric" else ("upper", "lower")
-        eps_search = eps_cdf / len(searches)
-        sampler = self._partition(sampler, n, eps_search)
-        sample_seq, center_seq, search_seq, weight_seq, block_seq = rng.spawn(5)
+        searches = self._searches()
+        eps_search = self._eps_search(epsilon)
+        estimator = pf.MechanismEstimator(statistic, mechanism, bounds)
+        replicates = weighted_estimator(
+            statistic, mechanism, estimator.plan(ctx.n, pf.PureDP(eps_param), label="replicate"), bounds
+        )
+        sample_seq, center_seq, search_seq, weight_seq, block_seq = ctx.seed.spawn(5)
         sample_rng, center_rng, search_rng, weight_rng = (
             np.random.default_rng(seq) for seq in (sample_seq, center_seq, search_seq, weight_seq)
         )
 
-        partition = engine.draw_resamples(sampler, n, sample_rng)
+        partition = ctx.resample(sample_rng)
         if partition.replace or partition.kappa != 1:
-            raise ConfigError("sampler: blbquant needs disjoint blocks ('partition')")
+            raise ConfigError("blbquant needs disjoint blocks ('partition')", path="sampler")
+        n = ctx.n
         s, b = partition.B, partition.m
         blocks_index = partition.matrix()
         R = self.R if self.R is not None else blb_replicates(n, b)
-        tau_n = engine.rate(statistic, n)
+        tau_n = ctx.rate(n)
         low, high = self.grid if self.grid is not None else (-2.5 * bounds.width, 2.5 * bounds.width)
         target = self.bin_width if self.bin_width is not None else 1.0 / math.sqrt(n)
         bins = max(2, 1 << math.ceil(math.log2((high - low) / target)))
         width = (high - low) / bins
         shared = self.weights == "shared" or (self.weights == "auto" and R * n > SHARED_WEIGHTS_CELLS)
 
-        spender = pf.PrivacySpender(ApproxDPAccountant(), budget)
         center_event = estimator.plan(n, pf.PureDP(eps_param), label="center")
-        spender.charge(center_event)
+        ctx.charge(center_event)
         for name in searches:
-            spender.charge(
+            ctx.charge(
                 pf.PrivacyEvent(
                     label=f"search-{name}",
                     mechanism="above-threshold",
@@ -238,26 +202,21 @@ class BLBQuant:
         center = float(center_values[0])
 
         blocks = data[blocks_index]
-        block_values = np.asarray(statistic.evaluate_batch(data, blocks_index), dtype=np.float64)[:, 0]
-        q = float(getattr(statistic, "q", 0.5))
-        rank_of = getattr(statistic, "rank", None)
-        spec = LittleBootstraps(
-            kind=kind,
+        block_values = ctx.evaluate_resamples(partition, 1)[:, 0]
+        block_rngs = [np.random.default_rng(seed) for seed in block_seq.spawn(s)]
+        roots = block_roots(
+            replicates,
+            blocks,
+            block_values,
             n=n,
             R=R,
             tau_n=tau_n,
-            mechanism=estimator.mechanism,
-            event=estimator.plan(n, pf.PureDP(eps_param), label="replicate"),
-            low=bounds.low,
-            high=bounds.high,
-            q=q,
-            rank=int(rank_of(n)) if callable(rank_of) else 1,
+            block_rngs=block_rngs,
+            shared_rng=weight_rng if shared else None,
         )
-        block_rngs = [np.random.default_rng(seed) for seed in block_seq.spawn(s)]
-        roots = block_roots(spec, blocks, block_values, block_rngs, weight_rng if shared else None)
         histograms = block_histograms(roots, low, width, bins)
 
-        alpha = 1.0 - confidence
+        alpha = 1.0 - ctx.confidence
         chosen: dict[str, int | None] = {}
         if self.sets == "symmetric":
             k = above_threshold(nested_coverages(histograms, "symmetric"), 1.0 - alpha, eps_search, search_rng)
@@ -272,23 +231,15 @@ class BLBQuant:
             mid = (low + high) / 2
             set_high = high if k_up is None else mid + (k_up + 1) * width
             set_low = low if k_low is None else mid - (k_low + 1) * width
-        return pf.IntervalResult(
-            low=center + set_low / tau_n,
-            high=center + set_high / tau_n,
-            center=center,
-            confidence=confidence,
-            method=self.name,
+        return ctx.interval(
+            center + set_low / tau_n,
+            center + set_high / tau_n,
+            center,
             parameters={
-                "statistic": statistic.name,
-                "sampler": sampler.name,
-                "mechanism": estimator.mechanism.name,
-                "accountant": "approx-dp",
-                "n": n,
                 "s": s,
                 "b": b,
                 "R": R,
                 "epsilon": epsilon,
-                "budget": str(budget),
                 "split": self.split,
                 "sets": self.sets,
                 "grid": (low, high),
@@ -304,5 +255,4 @@ class BLBQuant:
                 "whole_grid": any(v is None for v in chosen.values()),
                 "center_noise": center_event.noise_scale,
             },
-            privacy=spender.ledger(),
         )

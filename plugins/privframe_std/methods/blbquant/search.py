@@ -1,4 +1,6 @@
-"""BLBQuant's private interval search: block coverages of nested sets and AboveThreshold (algorithms.md 5).
+"""BLBQuant's private interval search: block coverages of nested sets and AboveThreshold.
+
+See ``docs/algorithms.md``, section 5.
 
 Each block j gives a histogram of its little-bootstrap roots on a public grid. For a nested family of
 candidate sets ``A_1 < A_2 < ...`` the block coverage ``c_j(A_k)`` is the histogram mass inside ``A_k``.
@@ -64,7 +66,7 @@ def nested_coverages(histograms: FloatArray, sets: str) -> FloatArray:
     """
     s, bins = histograms.shape
     if bins % 2:
-        raise ConfigError("bins: the grid needs an even number of bins")
+        raise ConfigError("the grid needs an even number of bins", path="bins")
     half = bins // 2
     cumulative = np.concatenate([np.zeros((s, 1)), np.cumsum(histograms, axis=1)], axis=1)  # (s, bins + 1)
     k = np.arange(1, half + 1)
@@ -75,7 +77,7 @@ def nested_coverages(histograms: FloatArray, sets: str) -> FloatArray:
     elif sets == "lower":
         cov = cumulative[:, [bins]] - cumulative[:, half - k]
     else:
-        raise ConfigError("sets: must be 'symmetric', 'upper' or 'lower'")
+        raise ConfigError("must be 'symmetric', 'upper' or 'lower'", path="sets")
     result: FloatArray = np.ascontiguousarray(cov.T)
     return result
 

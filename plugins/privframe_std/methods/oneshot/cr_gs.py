@@ -1,19 +1,17 @@
-"""CR-GS: the one-shot confidence region with global sensitivity under mu-GDP (algorithms.md 3.1)."""
+"""CR-GS: the one-shot confidence region with global sensitivity under mu-GDP (``docs/algorithms.md``, section 3.1)."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import attrs
 import numpy as np
 
 import privframe as pf
-from privframe.errors import ConfigError
-from privframe_std._validation import choice
-from privframe_std.methods._oneshot import ORDER_STATISTIC_RULES, compute_roots, fpc_factor, require
+from privframe_std.methods.oneshot.roots import DEFAULT_SIZES, ORDER_STATISTIC_RULES, compute_roots, fpc_factor
 
 __all__ = ["CRGS"]
 
@@ -41,80 +39,35 @@ class CRGS:
     """
 
     name: ClassVar[str] = "cr-gs"
-    uses: ClassVar[frozenset[str]] = frozenset({"sampler", "mechanism", "accountant"})
-    defaults: ClassVar[Mapping[str, str]] = MappingProxyType(
-        {"sampler": "wor", "mechanism": "gaussian", "accountant": "gdp"}
+    needs: ClassVar[Mapping[str, Any]] = MappingProxyType(
+        {"sampler": pf.Sampler, "mechanism": pf.Mechanism, "accountant": pf.Accountant}
     )
-    sampler_defaults: ClassVar[Mapping[str, object]] = MappingProxyType({"m": "n/log(n)", "B": 1000})
     private: ClassVar[bool] = True
 
-    fpc: bool = attrs.field(default=True, validator=attrs.validators.instance_of(bool))
-    order_statistic: str = attrs.field(default="inverted_cdf", validator=choice(*ORDER_STATISTIC_RULES))
+    fpc: bool = attrs.field(default=True, validator=pf.validators.boolean)
+    order_statistic: str = attrs.field(default="inverted_cdf", validator=pf.validators.choice(*ORDER_STATISTIC_RULES))
 
-    def run(
-        self,
-        data: pf.Array,
-        parts: pf.Parts,
-        budget: pf.Budget | None,
-        confidence: float,
-        rng: np.random.SeedSequence,
-    ) -> pf.RegionResult:
+    def defaults(self, budget: pf.Budget | None, confidence: float) -> Mapping[str, object]:
+        """WOR resamples (m = n / ln n, B = 1000), Gaussian noise, the GDP accountant."""
+        return {"sampler": "wor", "mechanism": "gaussian", "accountant": "gdp", **DEFAULT_SIZES}
+
+    def run(self, ctx: pf.RunContext) -> pf.RegionResult:
         """Compute the region and its ledger."""
-        sampler = require(parts.sampler, "sampler", self.name, pf.Sampler)
-        mechanism = require(parts.mechanism, "mechanism", self.name, pf.Mechanism)
-        accountant = require(parts.accountant, "accountant", self.name, pf.Accountant)
-        assert isinstance(sampler, pf.Sampler)  # checked by require; narrows the type
-        assert isinstance(mechanism, pf.Mechanism)
-        assert isinstance(accountant, pf.Accountant)
-        if budget is None:
-            raise pf.BudgetError("budget: cr-gs is private and needs a budget")
-        gdp = pf.as_gdp(budget)
-        statistic = parts.statistic
-        sample_rng, center_rng, radius_rng = pf.spawn_generators(rng, 3)
-
-        roots = compute_roots(statistic, data, sampler, confidence, sample_rng, self.order_statistic)
-        delta_n = statistic.sensitivity(roots.n, parts.bounds)
-        delta_m = statistic.sensitivity(roots.m, parts.bounds)
-        if delta_n is None or delta_m is None or not (math.isfinite(delta_n) and math.isfinite(delta_m)):
-            raise ConfigError(
-                f"method: cr-gs needs a finite global sensitivity and statistic '{statistic.name}' has none"
-            )
-        factor = fpc_factor(self.fpc, statistic, roots.n, roots.m, roots.replace)
+        gdp = pf.as_gdp(ctx.budget)
+        sample_rng, center_rng, radius_rng = ctx.generators(3)
+        roots = compute_roots(ctx, sample_rng, self.order_statistic)
+        delta_n, delta_m = ctx.sensitivity(roots.n), ctx.sensitivity(roots.m)
+        factor = fpc_factor(self.fpc, ctx, roots)
         radius_sensitivity = factor * roots.tau_m * (roots.kappa * delta_m + delta_n)
         half = pf.GDP(gdp.mu / math.sqrt(2))
-
-        spender = pf.PrivacySpender(accountant, budget)
-        center, center_event = spender.release(
-            mechanism, roots.theta_hat, delta_n, half, label="center", rng=center_rng
+        center, center_event = ctx.release(roots.theta_hat, delta_n, half, label="center", rng=center_rng)
+        q_noisy, radius_event = ctx.release(
+            np.array([factor * roots.tau_m * roots.r]), radius_sensitivity, half, label="radius", rng=radius_rng
         )
-        q_noisy, radius_event = spender.release(
-            mechanism,
-            np.array([factor * roots.tau_m * roots.r]),
-            radius_sensitivity,
-            half,
-            label="radius",
-            rng=radius_rng,
-        )
-        q_tilde = max(float(q_noisy[0]), 0.0)
-        ledger = spender.ledger()
-        return pf.RegionResult(
-            center=center,
-            radius=q_tilde / roots.tau_n,
-            confidence=confidence,
-            method=self.name,
-            parameters={
-                "statistic": statistic.name,
-                "sampler": sampler.name,
-                "mechanism": mechanism.name,
-                "accountant": accountant.name,
-                "n": roots.n,
-                "m": roots.m,
-                "B": roots.B,
-                "kappa": roots.kappa,
-                "mu": gdp.mu,
-                "budget": str(budget),
-                "fpc": self.fpc,
-            },
+        return ctx.region(
+            center,
+            max(float(q_noisy[0]), 0.0) / roots.tau_n,
+            parameters={"m": roots.m, "B": roots.B, "kappa": roots.kappa, "mu": gdp.mu, "fpc": self.fpc},
             diagnostics={
                 "delta_n": delta_n,
                 "delta_m": delta_m,
@@ -125,5 +78,4 @@ class CRGS:
                 "sigma_m": radius_event.noise_scale,
                 "fpc_factor": factor,
             },
-            privacy=ledger,
         )

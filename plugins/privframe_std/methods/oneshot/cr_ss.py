@@ -1,4 +1,4 @@
-"""CR-SS: the one-shot confidence region with smooth sensitivity under (mu, delta)-GDP (algorithms.md 3.4)."""
+"""CR-SS: the one-shot confidence region from smooth sensitivity, (mu, delta)-GDP (``docs/algorithms.md`` 3.4)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,12 @@ from scipy.special import ndtri
 
 import privframe as pf
 from privframe.errors import BudgetError, ConfigError, PrivacyWarning
-from privframe_std._validation import choice
-from privframe_std.methods._oneshot import ORDER_STATISTIC_RULES, compute_smooth_roots, fpc_factor, require
+from privframe_std.methods.oneshot.roots import (
+    DEFAULT_SIZES,
+    ORDER_STATISTIC_RULES,
+    compute_smooth_roots,
+    fpc_factor,
+)
 
 __all__ = ["CRSS", "cr_ss_beta", "cr_ss_budget"]
 
@@ -34,24 +38,17 @@ def cr_ss_budget(budget: pf.Budget | None) -> tuple[pf.GDP, str]:
     them and never weakens the guarantee silently.
     """
     if budget is None:
-        raise BudgetError("budget: cr-ss is private and needs a budget")
+        raise BudgetError("cr-ss is private and needs a budget", path="budget")
     if isinstance(budget, pf.GDP):
         if budget.delta <= 0:
             raise BudgetError(
-                "budget: cr-ss gives (mu, delta)-GDP, not pure mu-GDP; pass pf.GDP(mu, delta=...) with delta > 0"
+                "cr-ss gives (mu, delta)-GDP, not pure mu-GDP; pass pf.GDP(mu, delta=...) with delta > 0", path="budget"
             )
         return budget, ""
     if isinstance(budget, pf.ApproxDP) and budget.delta > 0:
         half = budget.delta / 2.0
         return pf.GDP(pf.accounting.gdp_mu_for(budget.epsilon, half), delta=half), f"converted from {budget}"
-    raise BudgetError("budget: cr-ss needs pf.GDP(mu, delta=...) or pf.ApproxDP(epsilon, delta) with delta > 0")
-
-
-def _check_proposal(_: Any, attribute: Any, value: Any) -> None:
-    if value is None:
-        return
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (math.isfinite(value) and value > 0):
-        raise ConfigError(f"{attribute.name}: must be a finite number > 0 or omitted")
+    raise BudgetError("cr-ss needs pf.GDP(mu, delta=...) or pf.ApproxDP(epsilon, delta) with delta > 0", path="budget")
 
 
 @attrs.frozen
@@ -86,80 +83,58 @@ class CRSS:
     """
 
     name: ClassVar[str] = "cr-ss"
-    uses: ClassVar[frozenset[str]] = frozenset({"sampler", "mechanism", "accountant"})
-    defaults: ClassVar[Mapping[str, str]] = MappingProxyType(
-        {"sampler": "wor", "mechanism": "ptr-gdp", "accountant": "gdp"}
+    needs: ClassVar[Mapping[str, Any]] = MappingProxyType(
+        {"sampler": pf.Sampler, "mechanism": pf.SmoothMechanism, "accountant": pf.Accountant}
     )
-    sampler_defaults: ClassVar[Mapping[str, object]] = MappingProxyType({"m": "n/log(n)", "B": 1000})
     private: ClassVar[bool] = True
 
     radius_correction: str | None = attrs.field(
-        default=None, validator=attrs.validators.optional(choice("noise-quantile"))
+        default=None, validator=pf.validators.optional(pf.validators.choice("noise-quantile"))
     )
-    fpc: bool = attrs.field(default=True, validator=attrs.validators.instance_of(bool))
-    center_proposal: float | None = attrs.field(default=None, validator=_check_proposal)
-    radius_proposal: float | None = attrs.field(default=None, validator=_check_proposal)
-    report_nonprivate: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
-    order_statistic: str = attrs.field(default="inverted_cdf", validator=choice(*ORDER_STATISTIC_RULES))
+    fpc: bool = attrs.field(default=True, validator=pf.validators.boolean)
+    center_proposal: float | None = attrs.field(default=None, validator=pf.validators.optional(pf.validators.positive))
+    radius_proposal: float | None = attrs.field(default=None, validator=pf.validators.optional(pf.validators.positive))
+    report_nonprivate: bool = attrs.field(default=False, validator=pf.validators.boolean)
+    order_statistic: str = attrs.field(default="inverted_cdf", validator=pf.validators.choice(*ORDER_STATISTIC_RULES))
 
-    def run(
-        self,
-        data: pf.Array,
-        parts: pf.Parts,
-        budget: pf.Budget | None,
-        confidence: float,
-        rng: np.random.SeedSequence,
-    ) -> pf.RegionResult:
+    def defaults(self, budget: pf.Budget | None, confidence: float) -> Mapping[str, object]:
+        """WOR resamples (m = n / ln n, B = 1000), PTR-GDP, the GDP accountant."""
+        return {"sampler": "wor", "mechanism": "ptr-gdp", "accountant": "gdp", **DEFAULT_SIZES}
+
+    def run(self, ctx: pf.RunContext) -> pf.RegionResult:
         """Compute the region and its ledger."""
-        sampler = require(parts.sampler, "sampler", self.name, pf.Sampler)
-        mechanism = require(parts.mechanism, "mechanism", self.name, pf.SmoothMechanism)
-        accountant = require(parts.accountant, "accountant", self.name, pf.Accountant)
-        assert isinstance(sampler, pf.Sampler)  # checked by require; narrows the type
-        assert isinstance(mechanism, pf.SmoothMechanism)
-        assert isinstance(accountant, pf.Accountant)
-        gdp, conversion = cr_ss_budget(budget)
-        statistic = parts.statistic
+        gdp, conversion = cr_ss_budget(ctx.budget)
+        statistic = ctx.statistic
         if not isinstance(statistic, pf.SmoothStatistic):
             raise ConfigError(
-                f"statistic: '{statistic.name}' has no smooth sensitivity; cr-ss supports e.g. median, quantile, "
-                "u-statistic (product kernel)"
+                f"'{statistic.name}' has no smooth sensitivity; cr-ss supports e.g. median, quantile, "
+                "u-statistic (product kernel)",
+                path="statistic",
             )
-        n = data.shape[0]
+        n = ctx.n
         if gdp.delta >= 1.0 / n:
             warnings.warn(
                 "delta: cr-ss was given delta >= 1/n, which allows a release that exposes a record outright",
                 PrivacyWarning,
                 stacklevel=2,
             )
-        sample_rng, center_rng, radius_rng = pf.spawn_generators(rng, 3)
+        sample_rng, center_rng, radius_rng = ctx.generators(3)
 
         def beta_rule(resamples: pf.Resamples) -> tuple[float, float]:
             rho = resamples.rho if resamples.rho is not None else 1.0 / n
             return cr_ss_beta(gdp.mu, gdp.delta, resamples.B, resamples.kappa, rho), rho
 
-        smooth = compute_smooth_roots(
-            statistic,
-            data,
-            sampler,
-            confidence,
-            sample_rng,
-            bounds=parts.bounds,
-            beta_rule=beta_rule,
-            rule=self.order_statistic,
-        )
+        smooth = compute_smooth_roots(ctx, sample_rng, beta_rule, self.order_statistic)
         roots, beta = smooth.roots, smooth.beta
         kappa = roots.kappa
         growth = math.expm1(kappa * beta) / math.expm1(beta)
-        factor = fpc_factor(self.fpc, statistic, n, roots.m, roots.replace)
+        factor = fpc_factor(self.fpc, ctx, roots)
         radius_bound = factor * (smooth.max_resample_bound * growth + smooth.center_bound)
-        delta_n = statistic.sensitivity(n, parts.bounds)
-        delta_m = statistic.sensitivity(roots.m, parts.bounds)
+        delta_n = statistic.sensitivity(n, ctx.bounds)
+        delta_m = statistic.sensitivity(roots.m, ctx.bounds)
         radius_fallback = None if delta_n is None or delta_m is None else factor * (kappa * delta_m + delta_n)
         half = pf.GDP(gdp.mu / math.sqrt(2.0), delta=gdp.delta / 2.0)
-
-        spender = pf.PrivacySpender(accountant, budget)
-        center, center_event = spender.release_smooth(
-            mechanism,
+        center, center_event = ctx.release_smooth(
             roots.theta_hat,
             smooth.center_bound,
             beta,
@@ -169,8 +144,7 @@ class CRSS:
             proposal=self.center_proposal,
             fallback_sensitivity=delta_n,
         )
-        radius, _ = spender.release_smooth(
-            mechanism,
+        radius, _ = ctx.release_smooth(
             np.array([factor * roots.r]),
             radius_bound,
             kappa * beta,
@@ -181,7 +155,7 @@ class CRSS:
             fallback_sensitivity=radius_fallback,
         )
         r_tilde = float(radius.value[0])
-        alpha = 1.0 - confidence
+        alpha = 1.0 - ctx.confidence
         correction = float(-ndtri(alpha / 2.0)) * radius.noise_scale if self.radius_correction else 0.0
         q_tilde = max(roots.tau_m * (r_tilde + correction), 0.0)
         diagnostics: dict[str, object] = {
@@ -208,26 +182,18 @@ class CRSS:
                 "max_resample_bound": smooth.max_resample_bound,
                 "r": factor * roots.r,
             }
-        return pf.RegionResult(
-            center=center.value,
-            radius=q_tilde / roots.tau_n,
-            confidence=confidence,
-            method=self.name,
+        return ctx.region(
+            center.value,
+            q_tilde / roots.tau_n,
             parameters={
-                "statistic": statistic.name,
-                "sampler": sampler.name,
-                "mechanism": mechanism.name,
-                "accountant": accountant.name,
-                "n": n,
                 "m": roots.m,
                 "B": roots.B,
                 "kappa": kappa,
                 "mu": gdp.mu,
                 "delta": gdp.delta,
-                "budget": str(budget) if not conversion else f"{budget} ({conversion} to {gdp})",
+                "budget": str(ctx.budget) if not conversion else f"{ctx.budget} ({conversion} to {gdp})",
                 "fpc": self.fpc,
                 "radius_correction": self.radius_correction,
             },
             diagnostics=diagnostics,
-            privacy=spender.ledger(),
         )

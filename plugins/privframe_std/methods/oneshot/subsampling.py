@@ -4,14 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import attrs
-import numpy as np
 
 import privframe as pf
-from privframe_std._validation import choice
-from privframe_std.methods._oneshot import ORDER_STATISTIC_RULES, compute_roots, fpc_factor, require
+from privframe_std.methods.oneshot.roots import DEFAULT_SIZES, ORDER_STATISTIC_RULES, compute_roots, fpc_factor
 
 __all__ = ["Subsampling"]
 
@@ -35,43 +33,24 @@ class Subsampling:
     """
 
     name: ClassVar[str] = "subsampling"
-    uses: ClassVar[frozenset[str]] = frozenset({"sampler"})
-    defaults: ClassVar[Mapping[str, str]] = MappingProxyType({"sampler": "wor"})
-    sampler_defaults: ClassVar[Mapping[str, object]] = MappingProxyType({"m": "n/log(n)", "B": 1000})
+    needs: ClassVar[Mapping[str, Any]] = MappingProxyType({"sampler": pf.Sampler})
     private: ClassVar[bool] = False
 
-    fpc: bool = attrs.field(default=True, validator=attrs.validators.instance_of(bool))
-    order_statistic: str = attrs.field(default="inverted_cdf", validator=choice(*ORDER_STATISTIC_RULES))
+    fpc: bool = attrs.field(default=True, validator=pf.validators.boolean)
+    order_statistic: str = attrs.field(default="inverted_cdf", validator=pf.validators.choice(*ORDER_STATISTIC_RULES))
 
-    def run(
-        self,
-        data: pf.Array,
-        parts: pf.Parts,
-        budget: pf.Budget | None,
-        confidence: float,
-        rng: np.random.SeedSequence,
-    ) -> pf.RegionResult:
+    def defaults(self, budget: pf.Budget | None, confidence: float) -> Mapping[str, object]:
+        """The one-shot methods' WOR resamples (m = n / ln n, B = 1000)."""
+        return {"sampler": "wor", **DEFAULT_SIZES}
+
+    def run(self, ctx: pf.RunContext) -> pf.RegionResult:
         """Compute the non-private region (the ledger is empty)."""
-        if budget is not None:
-            raise pf.BudgetError("budget: 'subsampling' is non-private; pass budget=None")
-        sampler = require(parts.sampler, "sampler", self.name, pf.Sampler)
-        assert isinstance(sampler, pf.Sampler)
-        (sample_rng,) = pf.spawn_generators(rng, 1)
-        roots = compute_roots(parts.statistic, data, sampler, confidence, sample_rng, self.order_statistic)
-        factor = fpc_factor(self.fpc, parts.statistic, roots.n, roots.m, roots.replace)
-        return pf.RegionResult(
-            center=roots.theta_hat,
-            radius=factor * roots.tau_m * roots.r / roots.tau_n,
-            confidence=confidence,
-            method=self.name,
-            parameters={
-                "statistic": parts.statistic.name,
-                "sampler": sampler.name,
-                "n": roots.n,
-                "m": roots.m,
-                "B": roots.B,
-                "kappa": roots.kappa,
-            },
+        (sample_rng,) = ctx.generators(1)
+        roots = compute_roots(ctx, sample_rng, self.order_statistic)
+        factor = fpc_factor(self.fpc, ctx, roots)
+        return ctx.region(
+            roots.theta_hat,
+            factor * roots.tau_m * roots.r / roots.tau_n,
+            parameters={"m": roots.m, "B": roots.B, "kappa": roots.kappa},
             diagnostics={"tau_n": roots.tau_n, "tau_m": roots.tau_m, "fpc_factor": factor},
-            privacy=pf.Ledger((), None),
         )

@@ -1,4 +1,4 @@
-"""Exact finite-B privacy accounting for PrivBoot (Wang, Cheng and Awan; algorithms.md section 6).
+"""Exact finite-B privacy accounting for PrivBoot (Wang, Cheng and Awan; ``docs/algorithms.md`` 6).
 
 One PrivBoot release applies a mu_0-GDP mechanism (Gaussian noise at ``Delta_n / mu_0``) to an n-out-of-n
 bootstrap resample. A record appears ``K ~ Bin(n, 1/n)`` times in the resample; given ``K = k >= 1`` the
@@ -152,7 +152,7 @@ def _release_pmf(mu0: float, mixture: Mixture, step: float) -> tuple[FloatArray,
     infinite = float(surv_p[-1])
     zero_atom = 1.0 - pmf.sum() - infinite
     if zero_atom < -1e-12:
-        raise BudgetError("mu0: the privacy-loss discretisation failed (negative mass); use a finer step")
+        raise BudgetError("the privacy-loss discretisation failed (negative mass); use a finer step", path="mu0")
     pmf[centre] += max(zero_atom, 0.0)
     return pmf, infinite
 
@@ -175,7 +175,7 @@ class PrivBootPLD:
     def delta(self, epsilon: float) -> float:
         """The smallest delta with (epsilon, delta)-DP for the B-fold composition (an upper bound)."""
         if not (math.isfinite(epsilon) and epsilon >= 0):
-            raise ConfigError("epsilon: must be a finite number >= 0")
+            raise ConfigError("must be a finite number >= 0", path="epsilon")
         above = self.losses > epsilon
         value = float(np.sum(self.pmf[above] * -np.expm1(epsilon - self.losses[above])))
         return min(1.0, value + self.infinite)
@@ -183,14 +183,14 @@ class PrivBootPLD:
     def epsilon(self, delta: float) -> float:
         """The smallest epsilon with ``delta(epsilon) <= delta``."""
         if not (0 < delta < 1):
-            raise ConfigError("delta: must be a number in (0, 1)")
+            raise ConfigError("must be a number in (0, 1)", path="delta")
         if self.infinite >= delta:
-            raise BudgetError("delta: smaller than the accountant's tail bound; use a larger delta")
+            raise BudgetError("smaller than the accountant's tail bound; use a larger delta", path="delta")
         if self.delta(0.0) <= delta:
             return 0.0
         high = float(self.losses[-1])
         if self.delta(high) > delta:
-            raise BudgetError("delta: too small for the composed loss window")
+            raise BudgetError("too small for the composed loss window", path="delta")
         root = float(optimize.brentq(lambda e: self.delta(e) - delta, 0.0, high, xtol=1e-10, rtol=1e-12))
         while self.delta(root) > delta:
             root = math.nextafter(root, math.inf) + 1e-12
@@ -212,9 +212,9 @@ def privboot_pld(mu0: float, n: int, B: int, step: float | None = None) -> PrivB
     gives deltas at most 4e-4 above the truth, relative).
     """
     if not (math.isfinite(mu0) and mu0 > 0):
-        raise ConfigError("mu0: must be a finite number > 0")
+        raise ConfigError("must be a finite number > 0", path="mu0")
     if n < 1 or B < 1:
-        raise ConfigError("B: need n >= 1 and B >= 1")
+        raise ConfigError("need n >= 1 and B >= 1", path="B")
     return compose_releases(mu0, bootstrap_mixture(n), B, n=n, step=step)
 
 
@@ -261,7 +261,7 @@ def _chernoff_upper(pmf: FloatArray, losses: FloatArray, B: int, threshold: floa
 def calibrate_mu0(epsilon: float, delta: float, *, n: int, B: int) -> float:
     """The largest per-release mu_0 whose exact B-fold composition is (epsilon, delta)-DP (bisection)."""
     if not (math.isfinite(epsilon) and epsilon > 0):
-        raise ConfigError("epsilon: must be a finite number > 0")
+        raise ConfigError("must be a finite number > 0", path="epsilon")
     target = accounting.gdp_mu_for(epsilon, delta)
     guess = target / math.sqrt(ASYMPTOTIC_FACTOR * B)
 

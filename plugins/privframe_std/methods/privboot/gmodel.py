@@ -36,11 +36,11 @@ def natural_spline_basis(x: FloatArray, df: int) -> FloatArray:
     the fitted law does not depend on which one (the penalty ``||a||`` is rotation invariant).
     """
     if df < 2:
-        raise ConfigError("df: must be an integer >= 2")
+        raise ConfigError("must be an integer >= 2", path="df")
     x = np.asarray(x, dtype=np.float64)
     low, high = float(x.min()), float(x.max())
     if not high > low:
-        raise DataError("x: the spline basis needs at least two distinct points")
+        raise DataError("the spline basis needs at least two distinct points", path="x")
     interior = np.quantile(x, np.arange(1, df) / df)
     knots = np.concatenate([[low] * 4, interior, [high] * 4])
     count = knots.size - 4
@@ -126,16 +126,16 @@ def fit_gmodel(
     """
     obs = np.asarray(y, dtype=np.float64).reshape(-1)
     if obs.size < 2 or not np.all(np.isfinite(obs)):
-        raise DataError("y: need at least two finite observations")
+        raise DataError("need at least two finite observations", path="y")
     if not (math.isfinite(sigma) and sigma > 0):
-        raise ConfigError("sigma: must be a finite number > 0")
+        raise ConfigError("must be a finite number > 0", path="sigma")
     if grid_size < df + 1:
-        raise ConfigError("grid_size: must exceed df")
+        raise ConfigError("must exceed df", path="grid_size")
     if not (math.isfinite(penalty) and penalty >= 0):
-        raise ConfigError("penalty: must be a finite number >= 0")
+        raise ConfigError("must be a finite number >= 0", path="penalty")
     grid = np.linspace(obs.min(), obs.max(), grid_size)
     if not grid[-1] > grid[0]:
-        raise DataError("y: need at least two distinct observations")
+        raise DataError("need at least two distinct observations", path="y")
     basis = natural_spline_basis(grid, df)
     # log phi_sigma(y_b - t_j), shifted per row by its maximum for stability (the shift is a constant in a).
     log_kernel = -0.5 * ((obs[:, np.newaxis] - grid[np.newaxis, :]) / sigma) ** 2

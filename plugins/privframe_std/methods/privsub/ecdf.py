@@ -46,9 +46,9 @@ class SubsampleECDF:
 
     def __attrs_post_init__(self) -> None:
         if self.values.shape[0] < 2:
-            raise ConfigError("T: an empirical CDF needs at least 2 subsample releases")
+            raise ConfigError("an empirical CDF needs at least 2 subsample releases", path="T")
         if self.quantile_method not in QUANTILE_METHODS:
-            raise ConfigError(f"quantile_method: must be one of {', '.join(QUANTILE_METHODS)}")
+            raise ConfigError(f"must be one of {', '.join(QUANTILE_METHODS)}", path="quantile_method")
 
     @property
     def count(self) -> int:
@@ -64,7 +64,7 @@ class SubsampleECDF:
         """Empirical quantile(s) of the ``Z_t`` with :attr:`quantile_method`."""
         levels = np.asarray(p, dtype=np.float64)
         if not np.all((levels >= 0) & (levels <= 1)):
-            raise ConfigError("p: quantile levels must lie in [0, 1]")
+            raise ConfigError("quantile levels must lie in [0, 1]", path="p")
         result = np.quantile(self.values, levels, method=self.quantile_method)  # type: ignore[call-overload]
         return float(result) if np.ndim(result) == 0 else result
 
@@ -77,11 +77,11 @@ class SubsampleECDF:
         2 theta_n - Z_(alpha/2)]``.
         """
         if not 0 < confidence < 1:
-            raise ConfigError("confidence: must satisfy 0 < confidence < 1")
+            raise ConfigError("must satisfy 0 < confidence < 1", path="confidence")
         alpha = 1.0 - confidence
         low, high = (float(v) for v in self.quantile([alpha / 2, 1 - alpha / 2]))
         if kind == "percentile":
             return low, high
         if kind == "basic":
             return 2 * self.center - high, 2 * self.center - low
-        raise ConfigError("interval: must be 'percentile' or 'basic'")
+        raise ConfigError("must be 'percentile' or 'basic'", path="interval")

@@ -1,4 +1,4 @@
-"""PrivSub: black-box private subsampling intervals with amplification-aware calibration (algorithms.md 4)."""
+"""PrivSub: black-box private subsampling intervals with amplification-aware calibration (``docs/algorithms.md`` 4)."""
 
 from __future__ import annotations
 
@@ -11,44 +11,29 @@ import attrs
 import numpy as np
 
 import privframe as pf
-from privframe import engine
 from privframe.errors import ConfigError
-from privframe_std._validation import choice
-from privframe_std.methods._oneshot import require
-from privframe_std.methods._privsub_budget import plan_budgets
-from privframe_std.methods._privsub_ecdf import QUANTILE_METHODS, SubsampleECDF
+from privframe_std.methods.privsub.budget import plan_budgets
+from privframe_std.methods.privsub.ecdf import QUANTILE_METHODS, SubsampleECDF
 
 __all__ = ["PrivSub"]
-
-
-def _share(_: Any, attribute: Any, value: Any) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (0 < value < 1):
-        raise ConfigError(f"{attribute.name}: must be a number in (0, 1)")
-
-
-def _count_or_none(_: Any, attribute: Any, value: Any) -> None:
-    if value is None:
-        return
-    if isinstance(value, bool) or not isinstance(value, int) or value < 2:
-        raise ConfigError(f"{attribute.name}: must be an integer >= 2 or omitted")
 
 
 def _estimator_or_none(_: Any, attribute: Any, value: Any) -> None:
     if value is not None and not isinstance(value, pf.PrivateEstimator):
         raise ConfigError(
-            f"{attribute.name}: expected a private estimator (pf.CallableEstimator, pf.MechanismEstimator)"
+            "expected a private estimator (pf.CallableEstimator, pf.MechanismEstimator)", path=attribute.name
         )
 
 
 @attrs.frozen
 class PrivSub:
-    """Private subsampling interval around any private estimator (algorithms.md section 4).
+    """Private subsampling interval around any private estimator (``docs/algorithms.md``, section 4).
 
     Runs the private estimator once on the full data (``theta_n``) and once on each of T subsamples of size
     m drawn without replacement (``theta_{m,t}``), rescales ``Z_t = theta_n + (tau_m / tau_n)(theta_{m,t} -
     theta_n)``, and reads the interval from the empirical CDF of the ``Z_t`` (kept in
     ``diagnostics["ecdf"]``). The user's total budget is split and calibrated: see
-    :func:`privframe.accounting.calibrate_subsampled`.
+    :func:`privframe_std.methods.privsub.calibration.calibrate_subsampled`.
 
     Parameters
     ----------
@@ -73,73 +58,59 @@ class PrivSub:
     """
 
     name: ClassVar[str] = "privsub"
-    uses: ClassVar[frozenset[str]] = frozenset({"sampler", "mechanism"})
-    optional: ClassVar[frozenset[str]] = frozenset({"mechanism"})
-    defaults: ClassVar[Mapping[str, str]] = MappingProxyType({"sampler": "wor"})
-    sampler_defaults: ClassVar[Mapping[str, object]] = MappingProxyType({"m": "n^(2/3)", "B": 60})
+    needs: ClassVar[Mapping[str, Any]] = MappingProxyType(
+        {"sampler": pf.Sampler, "mechanism": (pf.Mechanism, pf.SelectionMechanism), "accountant": pf.Accountant}
+    )
     private: ClassVar[bool] = True
 
-    T: int | None = attrs.field(default=None, validator=_count_or_none)
-    share: float = attrs.field(default=0.5, validator=_share)
-    slack_share: float = attrs.field(default=0.5, validator=_share)
-    interval: str = attrs.field(default="percentile", validator=choice("percentile", "basic"))
-    composition: str = attrs.field(default="best", validator=choice("best", "optimal", "advanced", "basic"))
-    quantile_method: str = attrs.field(default="weibull", validator=choice(*QUANTILE_METHODS))
+    T: int | None = attrs.field(default=None, validator=pf.validators.optional(pf.validators.integer_at_least(2)))
+    share: float = attrs.field(default=0.5, validator=pf.validators.probability)
+    slack_share: float = attrs.field(default=0.5, validator=pf.validators.probability)
+    interval: str = attrs.field(default="percentile", validator=pf.validators.choice("percentile", "basic"))
+    composition: str = attrs.field(
+        default="best", validator=pf.validators.choice("best", "optimal", "advanced", "basic")
+    )
+    quantile_method: str = attrs.field(default="weibull", validator=pf.validators.choice(*QUANTILE_METHODS))
     estimator: Any = attrs.field(default=None, validator=_estimator_or_none)
 
-    def _estimator(self, parts: pf.Parts, budget: pf.Budget) -> pf.PrivateEstimator:
+    def defaults(self, budget: pf.Budget | None, confidence: float) -> Mapping[str, object]:
+        """WOR subsamples (m = n^(2/3), T = 60), the statistic's default mechanism (none with ``estimator=``),
+        and the accountant of the guarantee's unit (``gdp`` for GDP, else ``approx-dp``)."""
+        declared = None if self.estimator is None else self.estimator.declared_budget
+        gdp = isinstance(budget, pf.GDP) or isinstance(declared, pf.GDP)
+        defaults: dict[str, object] = {
+            "sampler": "wor",
+            "accountant": "gdp" if gdp else "approx-dp",
+            "m": "n^(2/3)",
+            "B": 60 if self.T is None else self.T,
+        }
         if self.estimator is not None:
-            if parts.mechanism is not None:
-                raise ConfigError("estimator: give either estimator= or mechanism=, not both")
+            defaults["mechanism"] = None  # the estimator privatises the statistic itself
+        return defaults
+
+    def _estimator(self, ctx: pf.RunContext) -> pf.PrivateEstimator:
+        if self.estimator is not None:
+            if ctx.mechanism is not None:
+                raise ConfigError("give either estimator= or mechanism=, not both", path="estimator")
             estimator: pf.PrivateEstimator = self.estimator
             return estimator
-        mechanism: object = parts.mechanism
-        if mechanism is None:
-            name = pf.estimators.default_mechanism(parts.statistic, budget)
-            mechanism = pf.registry.create("mechanism", name, path="mechanism")
-        if not isinstance(mechanism, (pf.Mechanism, pf.SelectionMechanism)):
-            raise ConfigError(
-                "mechanism: privsub needs an additive-noise mechanism (laplace, gaussian) or a selection mechanism "
-                "(exponential)"
-            )
-        return pf.MechanismEstimator(parts.statistic, mechanism, parts.bounds)
+        mechanism = ctx.mechanism
+        assert isinstance(mechanism, (pf.Mechanism, pf.SelectionMechanism))  # checked by the pipeline
+        return pf.MechanismEstimator(ctx.statistic, mechanism, ctx.bounds)
 
-    def _sampler(self, sampler: pf.Sampler) -> pf.Sampler:
-        current = getattr(sampler, "B", None)
-        if self.T is None or current == self.T:
-            return sampler
-        if current is None or not attrs.has(type(sampler)):
-            raise ConfigError(f"T: sampler '{sampler.name}' has no option B to set the number of subsamples")
-        if current != self.sampler_defaults["B"]:
-            raise ConfigError("T: conflicts with the sampler's B; give only one of them")
-        resized: pf.Sampler = attrs.evolve(sampler, B=self.T)  # type: ignore[misc]
-        return resized
-
-    def run(
-        self,
-        data: pf.Array,
-        parts: pf.Parts,
-        budget: pf.Budget | None,
-        confidence: float,
-        rng: np.random.SeedSequence,
-    ) -> pf.IntervalResult:
+    def run(self, ctx: pf.RunContext) -> pf.IntervalResult:
         """Compute the interval, its ECDF and its ledger."""
-        if budget is None:
-            raise pf.BudgetError("budget: privsub is private and needs a budget")
-        sampler = require(parts.sampler, "sampler", self.name, pf.Sampler)
-        assert isinstance(sampler, pf.Sampler)
-        sampler = self._sampler(sampler)
-        statistic = parts.statistic
-        estimator = self._estimator(parts, budget)
-        sample_rng, full_rng, sub_rng = pf.spawn_generators(rng, 3)
-
-        n = data.shape[0]
-        resamples = engine.draw_resamples(sampler, n, sample_rng)
+        estimator = self._estimator(ctx)
+        sample_rng, full_rng, sub_rng = ctx.generators(3)
+        n = ctx.n
+        resamples = ctx.resample(sample_rng)
+        if self.T is not None and resamples.B != self.T:
+            raise ConfigError("conflicts with the sampler's B; give only one of them", path="T")
         if resamples.replace:
-            raise ConfigError("sampler: privsub needs subsamples drawn without replacement ('wor')")
+            raise ConfigError("privsub needs subsamples drawn without replacement ('wor')", path="sampler")
         m, count = resamples.m, resamples.B
         if count < 2:
-            raise ConfigError("T: privsub needs at least 2 subsamples")
+            raise ConfigError("privsub needs at least 2 subsamples", path="T")
         if m * count < n:
             warnings.warn(
                 f"T: m * T = {m * count} < n = {n}; the subsamples do not cover the data (PrivSub wants m T >~ n)",
@@ -147,7 +118,7 @@ class PrivSub:
                 stacklevel=2,
             )
         plan = plan_budgets(
-            budget,
+            ctx.budget,
             estimator,
             n=n,
             m=m,
@@ -158,25 +129,21 @@ class PrivSub:
         )
         full_event = estimator.plan(n, plan.full_budget, label="full")
         sub_event = estimator.plan(m, plan.sub_budget, label="subsample")
-        ledger = plan.ledger(full_event, sub_event)  # refuses (BudgetError) before anything is released
+        for event in plan.events(full_event, sub_event, n=n, m=m):
+            ctx.charge(event)  # refuses (BudgetError) before anything is released
 
         full_index = np.arange(n, dtype=np.intp)[np.newaxis, :]
-        theta_n = float(estimator.release_batch(data, full_index, plan.full_budget, full_rng)[0][0])
-        theta_sub, _ = estimator.release_batch(data, resamples.matrix(), plan.sub_budget, sub_rng)
-        tau_n, tau_m = engine.rate(statistic, n), engine.rate(statistic, m)
+        theta_n = float(estimator.release_batch(ctx.data, full_index, plan.full_budget, full_rng)[0][0])
+        theta_sub, _ = estimator.release_batch(ctx.data, resamples.matrix(), plan.sub_budget, sub_rng)
+        tau_n, tau_m = ctx.rate(n), ctx.rate(m)
         ecdf = SubsampleECDF(theta_n + (tau_m / tau_n) * (theta_sub - theta_n), theta_n, self.quantile_method)
-        low, high = ecdf.interval(confidence, self.interval)
-        return pf.IntervalResult(
-            low=low,
-            high=high,
-            center=theta_n,
-            confidence=confidence,
-            method=self.name,
+        low, high = ecdf.interval(ctx.confidence, self.interval)
+        return ctx.interval(
+            low,
+            high,
+            theta_n,
             parameters={
-                "statistic": statistic.name,
-                "sampler": sampler.name,
                 "estimator": estimator.name,
-                "n": n,
                 "m": m,
                 "T": count,
                 "share": self.share,
@@ -184,7 +151,6 @@ class PrivSub:
                 "interval": self.interval,
                 "composition": self.composition,
                 "quantile_method": self.quantile_method,
-                "budget": str(budget),
             },
             diagnostics={
                 **plan.diagnostics,
@@ -196,5 +162,4 @@ class PrivSub:
                 "noise_scale_full": full_event.noise_scale,
                 "noise_scale_sub": sub_event.noise_scale,
             },
-            privacy=ledger,
         )

@@ -1,0 +1,265 @@
+"""Executing a sampler's design: block seeding, chunking under a memory budget, and worker threads.
+
+A sampler (:class:`privframe.protocols.Sampler`) only says *what* it draws: a :class:`Design` (n, m, B,
+kappa, with or without replacement, rejection bound rho) and how to draw one block of rows from a
+generator. This module decides *how*: the B rows are cut into blocks of ``block_rows`` rows, block i is
+drawn from its own seed (so any grouping of blocks gives the same rows), and consumers walk the blocks
+in chunks that fit ``memory_budget`` on up to ``workers`` threads. Neither run option changes a result.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, TypeVar, overload
+
+import attrs
+import numpy as np
+
+from privframe import validators
+from privframe.errors import ConfigError, PluginError
+from privframe.types import Design, IndexMatrix
+
+if TYPE_CHECKING:
+    from privframe.protocols import Sampler
+
+__all__ = [
+    "BLOCK_ENTRIES",
+    "BLOCK_ROWS",
+    "DEFAULT_MEMORY_BUDGET",
+    "BlockSeeds",
+    "Resamples",
+    "RunOptions",
+    "block_rows",
+    "draw",
+]
+
+T = TypeVar("T")
+
+BLOCK_ROWS = 32
+"""Rows per independently seeded block (fewer for very long rows, see :func:`block_rows`)."""
+
+BLOCK_ENTRIES = 2**22
+"""Most indices in one block (32 MiB of int64), so a single block stays small even for m ~ 10^6."""
+
+DEFAULT_MEMORY_BUDGET = 256 * 2**20
+"""Bytes the chunks of resamples in flight may use together (256 MiB)."""
+
+
+def block_rows(m: int) -> int:
+    """Rows per block: ``BLOCK_ROWS``, fewer when rows are so long that a block would exceed ``BLOCK_ENTRIES``.
+
+    It depends on m only - never on the memory budget or the number of workers - so results do not
+    depend on how the blocks are grouped into chunks.
+    """
+    return max(1, min(BLOCK_ROWS, BLOCK_ENTRIES // m))
+
+
+@attrs.frozen
+class RunOptions:
+    """How a call executes; results never depend on these.
+
+    Parameters
+    ----------
+    memory_budget : int, default 256 MiB
+        Bytes the chunks of resamples (and the values gathered through them) in flight may use together.
+    workers : int, default 1
+        Threads evaluating blocks in parallel; results are bit-identical for any value.
+    """
+
+    memory_budget: int = attrs.field(default=DEFAULT_MEMORY_BUDGET, validator=validators.integer_at_least(2**16))
+    workers: int = attrs.field(default=1, validator=validators.integer_at_least(1))
+
+
+class BlockSeeds(Sequence[np.random.SeedSequence]):
+    """``count`` independent seeds derived lazily from one parent, so B = 10^9 costs no memory up front.
+
+    Seed i is ``SeedSequence(parent.entropy, spawn_key=parent.spawn_key + (i,))``, exactly what
+    ``parent.spawn(count)[i]`` would return for a parent that has spawned nothing; the caller must not spawn
+    from ``parent`` elsewhere (spawn a dedicated child for it).
+    """
+
+    def __init__(self, parent: np.random.SeedSequence, count: int) -> None:
+        self._parent = parent
+        self._count = count
+
+    def __len__(self) -> int:
+        return self._count
+
+    @overload
+    def __getitem__(self, i: int) -> np.random.SeedSequence: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[np.random.SeedSequence]: ...
+
+    def __getitem__(self, i: int | slice) -> np.random.SeedSequence | Sequence[np.random.SeedSequence]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(self._count))]
+        if i < 0:
+            i += self._count
+        if not 0 <= i < self._count:
+            raise IndexError("block index out of range")
+        parent = self._parent
+        return np.random.SeedSequence(parent.entropy, spawn_key=(*parent.spawn_key, i), pool_size=parent.pool_size)
+
+    def __repr__(self) -> str:
+        return f"BlockSeeds(count={self._count})"
+
+
+@attrs.frozen
+class Resamples:
+    """The B resamples of a design, produced block by block on demand.
+
+    Rows come in fixed blocks of ``block_rows``, each from its own seed, so the result is bit-identical
+    whatever chunk size or worker count the consumer uses.
+
+    Attributes
+    ----------
+    design : Design
+        What is drawn.
+    block_seeds : sequence of SeedSequence
+        One seed per block of rows.
+    draw_block : callable
+        ``draw_block(generator, rows) -> (rows, m)`` index matrix; may raise ``SamplerRejected``.
+    options : RunOptions
+        Memory budget and worker threads.
+    """
+
+    design: Design
+    block_seeds: Sequence[np.random.SeedSequence]
+    draw_block: Callable[[np.random.Generator, int], IndexMatrix] = attrs.field(repr=False)
+    options: RunOptions = RunOptions()
+
+    @property
+    def n(self) -> int:
+        """Population size."""
+        return self.design.n
+
+    @property
+    def m(self) -> int:
+        """Resample size."""
+        return self.design.m
+
+    @property
+    def B(self) -> int:  # noqa: N802 (the papers' name)
+        """Number of resamples."""
+        return self.design.B
+
+    @property
+    def kappa(self) -> int:
+        """Largest multiplicity of one record within one resample."""
+        return self.design.kappa
+
+    @property
+    def replace(self) -> bool:
+        """Whether rows are drawn with replacement."""
+        return self.design.replace
+
+    @property
+    def rho(self) -> float | None:
+        """Rejection-probability bound (None for samplers that never reject)."""
+        return self.design.rho
+
+    @property
+    def block_rows(self) -> int:
+        """Rows per block (the last block may be shorter)."""
+        return self.design.block_rows or block_rows(self.design.m)
+
+    @property
+    def memory_budget(self) -> int:
+        """Bytes the chunks in flight may use together."""
+        return self.options.memory_budget
+
+    @property
+    def workers(self) -> int:
+        """Threads evaluating blocks in parallel."""
+        return self.options.workers
+
+    def chunk_rows(self, bytes_per_row: int) -> int:
+        """Rows per chunk so that ``workers`` chunks in flight fit the memory budget.
+
+        A multiple of ``block_rows`` and at least one block (a single block may exceed the budget when one
+        row alone is larger than it).
+        """
+        rows = self.memory_budget // (max(1, bytes_per_row) * max(1, self.workers))
+        return max(self.block_rows, (rows // self.block_rows) * self.block_rows)
+
+    def chunk_spans(self, bytes_per_row: int | None = None) -> list[tuple[int, int]]:
+        """``(first_block, stop_block)`` of each chunk, in row order."""
+        per_row = 16 * self.m if bytes_per_row is None else bytes_per_row
+        total = len(self.block_seeds)
+        blocks_per_chunk = self.chunk_rows(per_row) // self.block_rows
+        if self.workers > 1:  # at least one chunk per worker, so every thread has work
+            blocks_per_chunk = min(blocks_per_chunk, max(1, -(-total // self.workers)))
+        return [(start, min(start + blocks_per_chunk, total)) for start in range(0, total, blocks_per_chunk)]
+
+    def rows(self, span: tuple[int, int]) -> IndexMatrix:
+        """The index rows of the blocks ``span[0] <= i < span[1]``."""
+        parts = [self.block(i) for i in range(*span)]
+        return parts[0] if len(parts) == 1 else np.concatenate(parts, axis=0)
+
+    def chunks(self, bytes_per_row: int | None = None) -> Iterator[IndexMatrix]:
+        """Yield consecutive ``(rows, m)`` index matrices covering all B rows."""
+        for span in self.chunk_spans(bytes_per_row):
+            yield self.rows(span)
+
+    def map_blocks(self, function: Callable[[IndexMatrix], T]) -> list[T]:
+        """``function`` applied to every block, in row order, on up to ``workers`` threads.
+
+        The hot path: a block (at most 32 rows) keeps its index rows and gathered values cache-sized, and
+        no chunk is ever concatenated. Workers take contiguous runs of blocks, so results are identical for
+        any worker count. Threads pay because numpy releases the GIL in the heavy kernels (random integers,
+        sorting, gathering).
+        """
+        blocks = range(len(self.block_seeds))
+        if self.workers <= 1 or len(blocks) <= 1:
+            return [function(self.block(i)) for i in blocks]
+        per_task = -(-len(blocks) // self.workers)
+
+        def task(start: int) -> list[T]:
+            return [function(self.block(i)) for i in range(start, min(start + per_task, len(blocks)))]
+
+        with ThreadPoolExecutor(max_workers=self.workers) as pool:
+            return [value for run in pool.map(task, range(0, len(blocks), per_task)) for value in run]
+
+    def block(self, i: int) -> IndexMatrix:
+        """The i-th block of rows."""
+        rows = min(self.block_rows, self.B - i * self.block_rows)
+        return self.draw_block(np.random.default_rng(self.block_seeds[i]), rows)
+
+    def matrix(self) -> IndexMatrix:
+        """All B rows at once (small problems and tests only; ignores the memory budget)."""
+        return np.concatenate([self.block(i) for i in range(len(self.block_seeds))], axis=0)
+
+
+def _seed_sequence(rng: np.random.Generator) -> np.random.SeedSequence:
+    seed_seq = rng.bit_generator.seed_seq
+    if isinstance(seed_seq, np.random.SeedSequence):
+        return seed_seq
+    return np.random.SeedSequence(rng.integers(0, 2**63, size=4).tolist())
+
+
+def draw(sampler: Sampler, n: int, rng: np.random.Generator, options: RunOptions | None = None) -> Resamples:
+    """The resamples of ``sampler`` for a population of n records, seeded from ``rng``.
+
+    Errors about the sampler's options carry paths relative to the sampler (``m``); the caller adds its
+    prefix. A B whose values and roots alone exceed the memory budget is a ``ConfigError``.
+    """
+    options = options or RunOptions()
+    design = sampler.design(n)
+    if not isinstance(design, Design):
+        raise PluginError(f"sampler '{sampler.name}'.design must return a pf.Design")
+    if options.memory_budget < 16 * design.B:
+        raise ConfigError(
+            f"{design.B} resamples need {16 * design.B} bytes for their values and roots, more than "
+            f"memory_budget = {options.memory_budget}; lower B or raise memory_budget",
+            path="B",
+        )
+    rows = design.block_rows or block_rows(design.m)
+    parent = _seed_sequence(rng).spawn(1)[0]
+
+    def draw_block(block_rng: np.random.Generator, count: int) -> IndexMatrix:
+        return sampler.draw_block(design, block_rng, count)
+
+    return Resamples(design, BlockSeeds(parent, math.ceil(design.B / rows)), draw_block, options)

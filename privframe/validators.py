@@ -1,0 +1,111 @@
+"""Option validators shared by the core and every plugin (attrs validators raising ``ConfigError``).
+
+Each validator has the attrs signature ``validator(instance, attribute, value)`` and raises
+:class:`~privframe.errors.ConfigError` with the option's name as its path, so a user sees
+``method.share: must be a number in (0, 1)`` wherever the option was set.
+
+Examples
+--------
+>>> import attrs
+>>> import privframe as pf
+>>> @attrs.frozen
+... class Options:
+...     share: float = attrs.field(default=0.5, validator=pf.validators.probability)
+...     grid_size: int = attrs.field(default=300, validator=pf.validators.integer_at_least(10))
+...     ci: str = attrs.field(default="basic", validator=pf.validators.choice("basic", "percentile"))
+>>> Options(share=1.5)
+Traceback (most recent call last):
+...
+privframe.errors.ConfigError: share: must be a number in (0, 1)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any, TypeAlias
+
+from privframe.errors import ConfigError
+from privframe.sizes import check_size_rule
+
+__all__ = [
+    "Validator",
+    "boolean",
+    "choice",
+    "finite",
+    "integer_at_least",
+    "optional",
+    "positive",
+    "probability",
+    "size",
+]
+
+Validator: TypeAlias = Callable[[Any, Any, Any], None]
+"""``validator(instance, attribute, value)``, the attrs validator signature."""
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def probability(_: Any, attribute: Any, value: Any) -> None:
+    """A number strictly between 0 and 1."""
+    if not _is_number(value) or not 0 < value < 1:
+        raise ConfigError("must be a number in (0, 1)", path=attribute.name)
+
+
+def positive(_: Any, attribute: Any, value: Any) -> None:
+    """A finite number > 0."""
+    if not _is_number(value) or not math.isfinite(value) or value <= 0:
+        raise ConfigError("must be a finite number > 0", path=attribute.name)
+
+
+def finite(_: Any, attribute: Any, value: Any) -> None:
+    """A finite number."""
+    if not _is_number(value) or not math.isfinite(value):
+        raise ConfigError("must be a finite number", path=attribute.name)
+
+
+def boolean(_: Any, attribute: Any, value: Any) -> None:
+    """``True`` or ``False`` (not 0 or 1)."""
+    if not isinstance(value, bool):
+        raise ConfigError("must be true or false", path=attribute.name)
+
+
+def size(_: Any, attribute: Any, value: Any) -> None:
+    """A resample size: an int >= 2, a rule in n (``"n/log(n)"``) or a function of n (:mod:`privframe.sizes`)."""
+    check_size_rule(attribute.name, value)
+
+
+def integer_at_least(low: int) -> Validator:
+    """An int (not a bool) ``>= low``."""
+
+    def check(_: Any, attribute: Any, value: Any) -> None:
+        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            raise ConfigError(f"must be an integer >= {low}", path=attribute.name)
+
+    return check
+
+
+def choice(*allowed: str) -> Validator:
+    """One of ``allowed``."""
+
+    def check(_: Any, attribute: Any, value: Any) -> None:
+        if value not in allowed:
+            raise ConfigError(f"must be one of {', '.join(repr(a) for a in allowed)}", path=attribute.name)
+
+    return check
+
+
+def optional(validator: Validator) -> Validator:
+    """``None``, or a value ``validator`` accepts (its message then ends in "or omitted")."""
+
+    def check(instance: Any, attribute: Any, value: Any) -> None:
+        if value is None:
+            return
+        try:
+            validator(instance, attribute, value)
+        except ConfigError as exc:
+            raise ConfigError(f"{exc.message} or omitted", path=exc.path) from None
+
+    return check

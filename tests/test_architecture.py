@@ -1,0 +1,359 @@
+"""The house rules of the core: resolve once, one accounting path, structured errors, no cycles, light import."""
+
+from __future__ import annotations
+
+import ast
+import pickle
+import subprocess
+import sys
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any, ClassVar
+
+import attrs
+import numpy as np
+import pytest
+from scipy import stats
+
+import privframe as pf
+from privframe.registration import PluginEntry
+from privframe.registry import PluginRegistry
+from privframe_std.mechanisms.exponential import quantile_log_weights
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Import hygiene
+
+
+def test_import_privframe_loads_no_client_and_no_heavy_scipy() -> None:
+    code = (
+        "import sys, privframe\n"
+        "bad = [m for m in sys.modules if m.split('.')[0:2] in (['scipy', 'stats'], ['scipy', 'optimize'])\n"
+        "       or m.startswith(('privframe.audit', 'privframe.experiments', 'privframe_std', 'dask'))]\n"
+        "print(','.join(sorted(bad)))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert out.stdout.strip() == ""
+    # ... and the clients are still one attribute away.
+    assert pf.audit.audit_mechanism is not None
+    assert callable(pf.experiments.run)
+
+
+def _imports(path: Path, package: str) -> set[str]:
+    """Modules of ``package`` that ``path`` imports, type-only imports included."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            if node.module == package:
+                found.update(f"{package}.{alias.name}" for alias in node.names)
+            elif node.module.startswith(package + "."):
+                found.add(node.module)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names if alias.name.startswith(package + "."))
+    return found
+
+
+@pytest.mark.parametrize(
+    ("folder", "package"), [("privframe", "privframe"), ("plugins/privframe_std", "privframe_std")]
+)
+def test_no_import_cycle_even_through_type_only_imports(folder: str, package: str) -> None:
+    modules: dict[str, Path] = {}
+    for path in (ROOT / folder).rglob("*.py"):
+        parts = list(path.relative_to(ROOT / folder).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        modules[".".join([package, *parts])] = path
+    graph = {name: {m for m in _imports(path, package) if m in modules and m != name} for name, path in modules.items()}
+    # Packages re-export their children; an edge into a package's __init__ is not a cycle through it.
+    packages = {name for name, path in modules.items() if path.name == "__init__.py"}
+    edges = {name: {m for m in targets if m not in packages} for name, targets in graph.items()}
+    state: dict[str, int] = {}
+    path: list[str] = []
+
+    def visit(node: str) -> None:
+        state[node] = 1
+        path.append(node)
+        for target in sorted(edges[node]):
+            if state.get(target) == 1:
+                raise AssertionError("import cycle: " + " -> ".join([*path[path.index(target) :], target]))
+            if target not in state:
+                visit(target)
+        path.pop()
+        state[node] = 2
+
+    for name in sorted(edges):
+        if name not in state:
+            visit(name)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Resolve once
+
+
+@pytest.fixture
+def counted(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
+    counts = {"get": 0, "create": 0}
+    original_get, original_create = PluginRegistry.get, PluginEntry.create
+
+    def get(self: PluginRegistry, *args: Any, **kwargs: Any) -> Any:
+        counts["get"] += 1
+        return original_get(self, *args, **kwargs)
+
+    def create(self: PluginEntry, *args: Any, **kwargs: Any) -> Any:
+        counts["create"] += 1
+        return original_create(self, *args, **kwargs)
+
+    monkeypatch.setattr(PluginRegistry, "get", get)
+    monkeypatch.setattr(PluginEntry, "create", create)
+    return counts
+
+
+def test_a_call_resolves_once_and_builds_every_part_once(counted: dict[str, int]) -> None:
+    x = np.random.default_rng(0).uniform(size=500)
+    pf.confidence_interval(x, "mean", method="cr-gs", budget=pf.GDP(1.0), bounds=(0, 1), B=50, rng=1)
+    # method, statistic, sampler, mechanism, accountant: one look-up and one construction each
+    assert counted == {"get": 5, "create": 5}
+    counted.update(get=0, create=0)
+    pipe = pf.Pipeline.from_dict(
+        {"method": "cr-gs", "statistic": "mean", "bounds": [0, 1], "budget": {"unit": "gdp", "mu": 1}}
+    )
+    pipe.run(x, rng=1)
+    pipe.run(x, rng=2)
+    assert counted == {"get": 5, "create": 5}
+
+
+def test_build_resolves_against_the_registry_it_is_given() -> None:
+    @attrs.frozen
+    class Share:
+        name: ClassVar[str] = "private-share"
+        requires_bounds: ClassVar[bool] = False
+
+        def evaluate_batch(self, x: pf.Array, index: pf.IndexMatrix) -> pf.Array:
+            share: pf.Array = (x[index] > 0).mean(axis=1, keepdims=True)
+            return share
+
+        def sensitivity(self, k: int, bounds: Any) -> float:
+            return 1.0 / k
+
+    class Plugin:
+        @pf.hookimpl
+        def privframe_register_statistics(self, registry: pf.StatisticRegistry) -> None:
+            registry.add(Share)
+
+    private = PluginRegistry()
+    private.register(Plugin(), name="test-private-share")
+    assert "private-share" not in pf.registry.names("statistic")
+    x = np.random.default_rng(2).normal(size=2000)
+    pipe = pf.Pipeline.build("private-share", method="cr-gs", budget=pf.GDP(1.0), reg=private)
+    assert pipe.run(x, rng=3).contains(0.5)
+    with pytest.raises(pf.ConfigError, match=r"^statistic: unknown statistic 'private-share'"):
+        pf.Pipeline.build("private-share", method="cr-gs", budget=pf.GDP(1.0))
+    again = pf.Pipeline.from_dict(pipe.to_dict(), reg=private)
+    assert again == pipe
+
+
+# ---------------------------------------------------------------------------------------------------------
+# What a method declares, and what the pipeline checks for it
+
+
+def _method(**members: Any) -> type:
+    @attrs.frozen
+    class Probe:
+        name: ClassVar[str] = "probe-method"
+        needs: ClassVar[Mapping[str, Any]] = members.get(
+            "needs", {"mechanism": pf.Mechanism, "accountant": pf.Accountant}
+        )
+        private: ClassVar[bool] = members.get("private", True)
+
+        def defaults(self, budget: pf.Budget | None, confidence: float) -> Mapping[str, object]:
+            return dict(members.get("defaults", {"mechanism": "gaussian", "accountant": "gdp"}))
+
+        def run(self, ctx: pf.RunContext) -> pf.IntervalResult:
+            value, _ = ctx.release(
+                ctx.evaluate(), ctx.sensitivity(ctx.n), pf.as_gdp(ctx.budget), label="value", rng=ctx.generators(1)[0]
+            )
+            return ctx.interval(float(value[0]) - 1, float(value[0]) + 1, float(value[0]))
+
+    return Probe
+
+
+@pytest.fixture
+def probe() -> Iterator[Any]:
+    names: list[str] = []
+
+    def register(**members: Any) -> None:
+        method = _method(**members)
+
+        class Plugin:
+            @pf.hookimpl
+            def privframe_register_methods(self, registry: pf.MethodRegistry) -> None:
+                registry.add(method)
+
+        names.append(pf.registry.register(Plugin(), name=f"test-probe-{len(names)}"))
+
+    yield register
+    for name in names:
+        pf.registry.unregister(name)
+
+
+def test_a_part_of_the_wrong_protocol_is_refused_before_the_run(probe: Any) -> None:
+    probe()
+    x = np.random.default_rng(0).uniform(size=100)
+    res = pf.confidence_interval(x, "mean", method="probe-method", budget=pf.GDP(1.0), bounds=(0, 1), rng=0)
+    assert res.privacy.accountant == "gdp"
+    assert res.parameters["mechanism"] == "gaussian"  # filled in from the run context
+    with pytest.raises(
+        pf.ConfigError,
+        match=r"^mechanism: method 'probe-method' cannot use mechanism 'ptr-gdp' \(it needs a Mechanism\)",
+    ):
+        pf.Pipeline.build("mean", method="probe-method", budget=pf.GDP(1.0), bounds=(0, 1), mechanism="ptr-gdp")
+    with pytest.raises(pf.ConfigError, match=r"^sampler: method 'probe-method' does not use a sampler"):
+        pf.Pipeline.build("mean", method="probe-method", budget=pf.GDP(1.0), bounds=(0, 1), sampler="wor")
+
+
+def test_a_private_method_that_charges_no_accountant_is_a_plugin_error(probe: Any) -> None:
+    probe(needs={"mechanism": pf.Mechanism}, defaults={"mechanism": "gaussian"})
+    with pytest.raises(pf.PluginError, match="needs no accountant"):
+        pf.Pipeline.build("mean", method="probe-method", budget=pf.GDP(1.0), bounds=(0, 1))
+
+
+def test_a_method_without_a_default_mechanism_takes_the_statistics_own(probe: Any) -> None:
+    probe(defaults={"accountant": "approx-dp"})
+    pipe = pf.Pipeline.build("mean", method="probe-method", budget=pf.PureDP(1.0), bounds=(0, 1))
+    assert pipe.resolve().names["mechanism"] == "laplace"  # Mean.default_mechanism under a pure budget
+
+    @attrs.frozen
+    class NoDefault:
+        name: ClassVar[str] = "no-default-mechanism"
+
+        def evaluate_batch(self, x: pf.Array, index: pf.IndexMatrix) -> pf.Array:
+            means: pf.Array = x[index].mean(axis=1, keepdims=True)
+            return means
+
+        def sensitivity(self, k: int, bounds: Any) -> float:
+            return float(bounds.width) / k
+
+    class Plugin:
+        @pf.hookimpl
+        def privframe_register_statistics(self, registry: pf.StatisticRegistry) -> None:
+            registry.add(NoDefault)
+
+    name = pf.registry.register(Plugin(), name="test-no-default")
+    try:
+        with pytest.raises(pf.ConfigError, match=r"^mechanism: method 'probe-method' needs a mechanism"):
+            pf.Pipeline.build("no-default-mechanism", method="probe-method", budget=pf.PureDP(1.0), bounds=(0, 1))
+    finally:
+        pf.registry.unregister(name)
+
+
+def test_the_ledger_of_every_method_names_a_registered_accountant() -> None:
+    x = np.random.default_rng(5).beta(2, 5, size=3000)
+    accountants = set(pf.registry.names("accountant"))
+    calls: dict[str, dict[str, Any]] = {
+        "cr-gs": {"budget": pf.GDP(1.0)},
+        "cr-ss": {"statistic": "median", "budget": pf.GDP(4.0, delta=1e-6)},
+        "dette-graw": {"budget": pf.GDP(1.0), "on_reject": "redraw", "B": 200},
+        "privboot": {"budget": pf.GDP(0.5), "B": 300, "ci": "standard"},
+        "blbquant": {"budget": pf.PureDP(2.0), "R": 100},
+        "privsub": {"budget": pf.ApproxDP(2.0, 1e-6)},
+    }
+    for method in pf.registry.names("method"):
+        entry = pf.registry.get("method", method)
+        if entry.plugin.startswith("std-") and pf.registry.create("method", method).private:
+            call = {"statistic": "mean", **calls[method]}
+            res = pf.confidence_interval(x, call.pop("statistic"), method=method, bounds=(0, 1), rng=1, **call)
+            assert res.privacy.accountant in accountants, method
+            assert res.parameters["accountant"] == res.privacy.accountant, method
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Structured errors and shared validators
+
+
+def test_errors_carry_their_path_and_take_a_prefix() -> None:
+    error = pf.ConfigError("must be >= 2", path="m")
+    assert (error.path, error.message, str(error)) == ("m", "must be >= 2", "m: must be >= 2")
+    prefixed = error.with_prefix("pipeline.sampler")
+    assert isinstance(prefixed, pf.ConfigError)
+    assert str(prefixed) == "pipeline.sampler.m: must be >= 2"
+    assert str(pf.DataError("is empty").with_prefix("x")) == "x: is empty"
+    assert pf.BudgetError("void").path is None
+    copy = pickle.loads(pickle.dumps(prefixed))
+    assert (type(copy), copy.path, copy.message) == (pf.ConfigError, "pipeline.sampler.m", "must be >= 2")
+
+
+@pytest.mark.parametrize(
+    ("validator", "good", "bad", "message"),
+    [
+        (pf.validators.probability, 0.5, 1.0, "must be a number in (0, 1)"),
+        (pf.validators.positive, 2.0, 0.0, "must be a finite number > 0"),
+        (pf.validators.finite, -3.0, float("inf"), "must be a finite number"),
+        (pf.validators.boolean, False, 0, "must be true or false"),
+        (pf.validators.integer_at_least(3), 3, 2, "must be an integer >= 3"),
+        (pf.validators.choice("a", "b"), "a", "c", "must be one of 'a', 'b'"),
+        (pf.validators.optional(pf.validators.probability), None, 2.0, "must be a number in (0, 1) or omitted"),
+        (pf.validators.size, "n^(2/3)", "n^3", "expected an integer or a rule"),
+    ],
+)
+def test_shared_validators(validator: Any, good: Any, bad: Any, message: str) -> None:
+    @attrs.frozen
+    class Options:
+        value: Any = attrs.field(validator=validator)
+
+    assert Options(good).value == good
+    with pytest.raises(pf.ConfigError) as info:
+        Options(bad)
+    assert info.value.path == "value"
+    assert info.value.message.startswith(message)
+    assert isinstance(True, int)  # bool is an int: the numeric validators must still refuse it
+    if validator is not pf.validators.boolean:
+        with pytest.raises(pf.ConfigError):
+            Options(True)
+
+
+def test_a_plugin_option_error_reaches_the_user_under_its_full_path() -> None:
+    mechanism = {"name": "ptr-gdp", "test_share": 2}
+    budget = {"unit": "gdp", "mu": 1, "delta": 1e-6}
+    config = {"method": "cr-ss", "statistic": "median", "bounds": [0, 1], "mechanism": mechanism, "budget": budget}
+    with pytest.raises(pf.ConfigError, match=r"^pipeline\.mechanism\.test_share: must be a number in \(0, 1\)$"):
+        pf.Pipeline.from_dict({"pipeline": config})
+    with pytest.raises(pf.ConfigError, match=r"^sampler\.m: must be smaller than n"):
+        pf.confidence_interval(np.zeros(50), "mean", method="cr-gs", budget=pf.GDP(1.0), bounds=(0, 1), m=60)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Capabilities instead of special cases
+
+
+def test_weighted_evaluation_equals_the_statistic_on_the_expanded_multiset() -> None:
+    rng = np.random.default_rng(8)
+    values = np.sort(rng.uniform(-1, 1, 9))
+    weights = rng.multinomial(40, np.full(9, 1 / 9), size=6).astype(np.float64)
+    for name in ("mean", "median", "quantile"):
+        statistic = pf.registry.create("statistic", name)
+        assert isinstance(statistic, pf.WeightedStatistic)
+        expanded = np.stack([np.repeat(values, row.astype(int)) for row in weights])
+        direct = statistic.evaluate_batch(expanded.ravel(), np.arange(expanded.size).reshape(expanded.shape))[:, 0]
+        np.testing.assert_allclose(statistic.evaluate_weighted(values, weights), direct, rtol=1e-14)
+
+
+def test_weighted_selection_with_unit_weights_has_the_law_of_the_exponential_mechanism() -> None:
+    """With one copy of each record, select_weighted is the exponential mechanism itself: compare the
+    frequency of each piece with its exact probability (a chi-square test at a fixed seed)."""
+    mechanism = pf.registry.create("mechanism", "exponential")
+    median = pf.registry.create("statistic", "median")
+    assert isinstance(mechanism, pf.WeightedSelectionMechanism)
+    values = np.array([0.1, 0.3, 0.35, 0.8, 0.9])
+    event = mechanism.plan_selection(median, pf.PureDP(2.0), label="x")
+    draws = mechanism.select_weighted(
+        median, values, np.ones((40_000, 5)), pf.Bounds(0, 1), event, np.random.default_rng(9)
+    )
+    edges = np.concatenate([[0.0], values, [1.0]])
+    observed = np.histogram(draws, bins=edges)[0]
+    _, log_w = quantile_log_weights(values[np.newaxis, :], 0.5, 2.0, 0.0, 1.0)
+    probs = np.exp(log_w[0] - log_w[0].max())
+    probs /= probs.sum()
+    assert stats.chisquare(observed, probs * observed.sum()).pvalue > 0.001
