@@ -9,26 +9,103 @@ from typing import Any, ClassVar
 
 import attrs
 import numpy as np
+import numpy.typing as npt
+from scipy import optimize, special, stats
 
 import privframe as pf
 from privframe.errors import ConfigError
 
-__all__ = ["DetteGraw", "dette_graw_mu0", "inclusion_probability"]
+FloatArray = npt.NDArray[np.float64]
+
+__all__ = [
+    "DetteGraw",
+    "dette_graw_mu0",
+    "effective_rate",
+    "inclusion_probability",
+    "multiplicity_chi_square",
+    "multiplicity_pmf",
+]
 
 
 def inclusion_probability(n: int, m: int) -> float:
     """``p = 1 - (1 - 1/n)^m``: the chance that a given record is in an m-out-of-n resample."""
-    return -math.expm1(m * math.log1p(-1.0 / n))
+    return -math.expm1(m * math.log1p(-1.0 / n)) if n > 1 else 1.0
 
 
-def dette_graw_mu0(calibration: str, mu_boot: float, B: int, p: float, kappa: int) -> float:
-    """Per-release GDP parameter mu_0 of the B bootstrap releases.
+TAIL = 1e-300
+"""Multiplicities K with ``P(K > k) < TAIL`` are left out of the chi^2 (see ``multiplicity_pmf``)."""
 
-    ``"clt"``: ``sqrt(ln(1 + mu_boot^2 / (p^2 B)))`` (the subsampled-GDP central limit theorem, asymptotic);
+
+def multiplicity_pmf(n: int, m: int) -> tuple[FloatArray, FloatArray]:
+    """``(k, log P(K = k))`` for K ~ Bin(m, 1/n), k = 0..k_max with k_max the first k where ``P(K > k) < 1e-300``.
+
+    The truncation is a modelling choice, not only a numerical one: ``E[exp(K K' mu0^2)]`` over the whole
+    binomial is dominated, for moderate mu0, by resamples made almost entirely of copies of one record
+    (``P(K = m) = n^-m``); such events could only ever cost a delta of ``B * 1e-300``.
+    """
+    lam = m / n
+    cap = min(m, math.ceil(lam + 40.0 * math.sqrt(lam + 1.0) + 700.0))
+    k = np.arange(cap + 1, dtype=np.float64)
+    log_pmf = np.asarray(stats.binom.logpmf(k, m, 1.0 / n), dtype=np.float64)
+    log_tail = np.append(np.logaddexp.accumulate(log_pmf[::-1])[::-1][1:], -np.inf)  # log P(K > k)
+    k_max = int(np.argmax(log_tail < math.log(TAIL)))
+    return k[: k_max + 1], log_pmf[: k_max + 1]
+
+
+def _log_chi_square(mu0: float, k: FloatArray, log_pmf: FloatArray) -> float:
+    """``log sum_{k, k'} P(k) P(k') (exp(k k' mu0^2) - 1)``: every term is >= 0, summed in log space."""
+    positive = k > 0
+    u = np.multiply.outer(k[positive], k[positive]) * (mu0 * mu0)
+    log_expm1 = u + np.log(-np.expm1(-u))  # log(e^u - 1), stable for small and large u
+    lp = log_pmf[positive]
+    return float(special.logsumexp(lp[:, np.newaxis] + lp[np.newaxis, :] + log_expm1))
+
+
+def multiplicity_chi_square(mu0: float, n: int, m: int) -> float:
+    """``chi^2(P || Q) = E[exp(K K' mu0^2)] - 1``, K, K' i.i.d. Bin(m, 1/n) truncated as in ``multiplicity_pmf``.
+
+    P is one release when the record is present K times (``sum_k P(K = k) N(k mu0, 1)``), Q = N(0, 1), in
+    units of the release noise. Returns ``inf`` on overflow.
+    """
+    k, log_pmf = multiplicity_pmf(n, m)
+    value = _log_chi_square(mu0, k, log_pmf)
+    return math.exp(value) if value < 709.0 else math.inf
+
+
+def effective_rate(mu0: float, n: int, m: int) -> float:
+    """``sqrt(chi^2 / (e^{mu0^2} - 1))``: the Poisson sampling rate with the same per-release chi^2 (compare p)."""
+    return math.sqrt(multiplicity_chi_square(mu0, n, m) / math.expm1(mu0 * mu0))
+
+
+def _clt_mu0(mu_boot: float, B: int, n: int, m: int) -> float:
+    """The mu0 solving ``mu_boot^2 = B (E[exp(K K' mu0^2)] - 1)`` (chi^2 is increasing in mu0)."""
+    k, log_pmf = multiplicity_pmf(n, m)
+    target = 2.0 * math.log(mu_boot) - math.log(B)
+
+    def excess(log_mu0: float) -> float:
+        return _log_chi_square(math.exp(log_mu0), k, log_pmf) - target
+
+    # K K' >= 1 whenever both are >= 1, so chi^2 >= p^2 (e^{mu0^2} - 1) up to the truncated tail: the
+    # Poisson formula's mu0 is (all but) an upper bound on the root.
+    p = inclusion_probability(n, m)
+    high = math.log(math.sqrt(math.log1p(mu_boot**2 / (p**2 * B))))
+    while excess(high) <= 0:
+        high += 0.01
+    low = high - 1.0
+    while excess(low) > 0:
+        low -= 1.0
+    return math.exp(float(optimize.brentq(excess, low, high, xtol=1e-13, rtol=1e-15)))
+
+
+def dette_graw_mu0(calibration: str, mu_boot: float, B: int, n: int, m: int, kappa: int) -> float:
+    """Per-release GDP parameter mu_0 of the B bootstrap releases on m-out-of-n resamples of n records.
+
+    ``"clt"``: the root of ``mu_boot^2 = B (E[exp(K K' mu_0^2)] - 1)``, K, K' i.i.d. Bin(m, 1/n) (the
+    composition CLT with the chi^2 divergence of one release, the record present K times; asymptotic in B);
     ``"composition"``: ``mu_boot / (kappa sqrt(B))`` (exact: group privacy over kappa copies, B-fold composition).
     """
     if calibration == "clt":
-        return math.sqrt(math.log1p(mu_boot**2 / (p**2 * B)))
+        return _clt_mu0(mu_boot, B, n, m)
     if calibration == "composition":
         return mu_boot / (kappa * math.sqrt(B))
     raise ConfigError("must be 'clt' or 'composition'", path="calibration")
@@ -48,8 +125,10 @@ class DetteGraw:
     Parameters
     ----------
     calibration : {"clt", "composition"}, default "clt"
-        How mu_0 is set. "clt": ``mu_0 = sqrt(ln(1 + mu_boot^2 / (p^2 B)))``, ``p = 1 - (1 - 1/n)^m``, from the
-        subsampled-GDP central limit theorem; the guarantee is asymptotic and the ledger flags it.
+        How mu_0 is set. "clt": the root of ``mu_boot^2 = B (E[exp(K K' mu_0^2)] - 1)`` with K, K' i.i.d.
+        Bin(m, 1/n), the multiplicity of a record in a with-replacement resample (the composition central
+        limit theorem with the chi^2 divergence of one release); the guarantee is asymptotic and the ledger
+        flags it. With at most one copy (Poisson sampling, rate p) this is ``sqrt(ln(1 + mu_boot^2 / (p^2 B)))``.
         "composition": ``mu_0 = mu_boot / (kappa sqrt(B))`` with kappa the sampler's multiplicity cap; exact.
     share : float, default 0.5
         Fraction of ``mu^2`` spent on the centre (``mu_c^2 = share mu^2``). [choice]
@@ -65,7 +144,12 @@ class DetteGraw:
     share: float = attrs.field(default=0.5, validator=pf.validators.probability)
 
     def defaults(self, budget: pf.Budget | None, confidence: float) -> Mapping[str, object]:
-        """m-out-of-n resamples with the multiplicity cap (m = n / ln n, B = 1000), Gaussian noise, GDP."""
+        """m-out-of-n resamples with the multiplicity cap (m = n / ln n, B = 1000), Gaussian noise, GDP.
+
+        A budget Dette-Graw cannot honour (pure eps-DP) is refused here, when the pipeline is built.
+        """
+        if budget is not None:
+            pf.as_gdp(budget)
         return {"sampler": "wr", "mechanism": "gaussian", "accountant": "gdp", "m": "n/log(n)", "B": 1000}
 
     def run(self, ctx: pf.RunContext) -> pf.IntervalResult:
@@ -89,7 +173,7 @@ class DetteGraw:
         mu_c = math.sqrt(self.share) * gdp.mu
         mu_boot = math.sqrt(1.0 - self.share) * gdp.mu
         p = inclusion_probability(n, m)
-        mu_0 = dette_graw_mu0(self.calibration, mu_boot, B, p, kappa)
+        mu_0 = dette_graw_mu0(self.calibration, mu_boot, B, n, m, kappa)
 
         center, center_event = ctx.release(theta_hat, delta_n, pf.GDP(mu_c), label="center", rng=center_rng)
         details = {"mu_0": mu_0, "B": float(B), "m": float(m), "p": p, "kappa": float(kappa)}
@@ -108,8 +192,12 @@ class DetteGraw:
                 planned,
                 budget=pf.GDP(mu_boot),
                 asymptotic=True,
-                details={**planned.details, **details},
-                note=f"{B} releases at mu_0 each; mu_boot from the subsampled-GDP CLT (asymptotic in B)",
+                details={**planned.details, **details, "effective_rate": effective_rate(mu_0, n, m)},
+                note=(
+                    f"{B} releases at mu_0 each; mu_boot^2 = B chi^2 with chi^2 = E[exp(K K' mu_0^2)] - 1, "
+                    "K ~ Bin(m, 1/n) copies of the record (the composition CLT: asymptotic in B, small "
+                    "per-release leakage; the exact cost at finite B can be slightly above mu_boot)"
+                ),
             )
         releases = ctx.release_planned(theta_star, event, rng=release_rng)
 

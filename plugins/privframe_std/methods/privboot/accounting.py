@@ -25,6 +25,11 @@ composition ``h^{(x) B}`` is computed numerically from privacy-loss distribution
 
 As B grows with ``mu_0 = mu / sqrt((2 - 2/e) B)`` the composed curve approaches G_mu (the asymptotic
 statement PrivBoot's default ledger entry relies on); tests check this convergence.
+
+``resample_pld`` (the last section) composes Dette-Graw's releases on m-out-of-n resamples drawn with
+replacement, ``K ~ Bin(m, 1/n)`` (``resample_mixture``), exactly for the worst-case pair of a statistic
+that moves by Delta_m per copy of the record: ``P = sum_k P(K = k) N(k mu_0, 1)`` against ``Q = N(0, 1)``,
+in both orders, with the same discretisation and convolution power as above.
 """
 
 from __future__ import annotations
@@ -42,12 +47,17 @@ from privframe.errors import BudgetError, ConfigError
 
 __all__ = [
     "PrivBootPLD",
+    "ResamplePLD",
     "asymptotic_mu",
     "bootstrap_mixture",
     "calibrate_mu0",
+    "compose_mixture_pair",
     "compose_releases",
+    "mixture_log_ratio",
     "privboot_pld",
     "release_loss_survival",
+    "resample_mixture",
+    "resample_pld",
 ]
 
 FloatArray = npt.NDArray[np.float64]
@@ -277,3 +287,229 @@ def calibrate_mu0(epsilon: float, delta: float, *, n: int, B: int) -> float:
     while excess(root) > 0:
         root -= 1e-5
     return math.exp(root)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Releases on m-out-of-n resamples drawn with replacement (Dette-Graw, ``docs/algorithms.md`` 7)
+#
+# A record appears K ~ Bin(m, 1/n) times in the resample. For a statistic that moves by Delta_m per copy of
+# the record (the mean with the record at a bound and its replacement equal to the other records) the
+# release on D is ``P = sum_k P(K = k) N(k mu0, 1)`` and on its neighbour ``Q = N(0, 1)`` (in units of the
+# noise). Both orders are neighbouring pairs, so the B-fold composition is ``P^B`` against ``Q^B`` and
+# ``Q^B`` against ``P^B``, each computed on its own (not the symmetrised ``C_p`` of the PrivBoot bound, which
+# also lets the adversary learn K and is looser).
+
+_NEGLIGIBLE = 1e-21
+"""The composition counts a multiplicity rarer than this (per release) as infinite loss."""
+
+
+def resample_mixture(n: int, m: int) -> Mixture:
+    """Values k >= 1, weights P(K = k | K >= 1) for K ~ Bin(m, 1/n), and p = P(K >= 1) (m-out-of-n WR).
+
+    k runs up to the first k_max with ``P(K > k_max) < 1e-300``; the weight left out is ``1 - sum(w)``.
+    ``resample_mixture(n, n)`` is the n-out-of-n bootstrap's law (``bootstrap_mixture`` stops at k = 120).
+    """
+    if n < 1 or m < 1:
+        raise ConfigError("need n >= 1 and m >= 1", path="m")
+    if n == 1:
+        return np.array([float(m)]), np.ones(1), 1.0
+    p = -math.expm1(m * math.log1p(-1.0 / n))
+    lam = m / n
+    cap = min(m, math.ceil(lam + 40.0 * math.sqrt(lam + 1.0) + 700.0))
+    k = np.arange(1, cap + 1, dtype=np.float64)
+    log_pmf = np.asarray(stats.binom.logpmf(k, m, 1.0 / n), dtype=np.float64)
+    log_tail = np.append(np.logaddexp.accumulate(log_pmf[::-1])[::-1][1:], -np.inf)  # log P(K > k)
+    count = int(np.argmax(log_tail < math.log(1e-300))) + 1
+    k, log_pmf = k[:count], log_pmf[:count]
+    keep = np.isfinite(log_pmf)
+    return k[keep], np.exp(log_pmf[keep]) / p, p
+
+
+@attrs.frozen
+class ResamplePLD:
+    """The B-fold composition of one WR-resample release in both orders of a neighbouring pair.
+
+    ``forward`` is the loss law of ``log dP/dQ`` (P the mixture over K, Q = N(0, 1)), ``reverse`` that of
+    ``log dQ/dP``; both are pessimistic discretisations (every delta at least the true one). The pair's
+    delta(eps) is the larger of the two.
+    """
+
+    forward: PrivBootPLD
+    reverse: PrivBootPLD
+
+    def delta(self, epsilon: float) -> float:
+        """The smallest delta with (epsilon, delta)-DP in both orders (an upper bound)."""
+        return max(self.forward.delta(epsilon), self.reverse.delta(epsilon))
+
+    def epsilon(self, delta: float) -> float:
+        """The smallest epsilon with ``delta(epsilon) <= delta`` in both orders."""
+        return max(self.forward.epsilon(delta), self.reverse.epsilon(delta))
+
+    def mu_effective(self, delta: float) -> float:
+        """The mu whose tight GDP curve passes through ``(epsilon(delta), delta)``."""
+        eps = self.epsilon(delta)
+        if eps <= 0:
+            return 0.0
+        return accounting.gdp_mu_for(eps, delta)
+
+
+@functools.lru_cache(maxsize=64)
+def resample_pld(mu0: float, n: int, m: int, B: int, step: float | None = None) -> ResamplePLD:
+    """The composed PLDs of B releases at per-release GDP parameter ``mu0`` on m-out-of-n WR resamples.
+
+    ``step`` is the loss grid step (default: a hundredth of the per-release loss's standard deviation
+    under Q, at most ``min(1e-3, mu0 / 50)``).
+    """
+    if not (math.isfinite(mu0) and mu0 > 0):
+        raise ConfigError("must be a finite number > 0", path="mu0")
+    if B < 1:
+        raise ConfigError("need B >= 1", path="B")
+    return compose_mixture_pair(mu0, resample_mixture(n, m), B, n=n, step=step)
+
+
+def mixture_log_ratio(x: FloatArray, mu0: float, mixture: Mixture) -> FloatArray:
+    """``log dP/dQ (x)`` for ``P = (1 - p) N(0, 1) + p sum_k w_k N(k mu0, 1)``, ``Q = N(0, 1)``; increasing in x."""
+    k, w, p = mixture
+    x = np.asarray(x, dtype=np.float64)
+    log_weights = np.log(w) + math.log(p)
+    a = k * mu0
+    terms = log_weights[:, np.newaxis] + a[:, np.newaxis] * x[np.newaxis, :] - (a * a / 2)[:, np.newaxis]
+    if p < 1:
+        terms = np.vstack([np.full((1, x.size), math.log1p(-p)), terms])
+    return np.asarray(special.logsumexp(terms, axis=0), dtype=np.float64)
+
+
+def _mixture_survival(levels: FloatArray, mu0: float, mixture: Mixture) -> tuple[FloatArray, FloatArray]:
+    """``(P(L > l), Q(L > l))`` at each level l of the loss ``L = log dP/dQ`` (vectorised).
+
+    L is a log-sum-exp of affine functions of the output x, so it is convex and increasing; Newton's method
+    started to the right of the root ``L(x) = l`` converges monotonically from the right.
+    """
+    k, w, p = mixture
+    levels = np.asarray(levels, dtype=np.float64)
+    floor = math.log1p(-p) if p < 1 else -math.inf  # L > floor everywhere
+    inside = levels > floor
+    a = k * mu0
+    log_weights = np.log(w) + math.log(p)
+    # L(x) >= log(p w_k) + a_k x - a_k^2 / 2 for every k, so this x has L(x) >= l.
+    x = np.min((levels[np.newaxis, :] - log_weights[:, np.newaxis] + (a * a / 2)[:, np.newaxis]) / a[:, np.newaxis], 0)
+    active = inside.copy()
+    for _ in range(500):
+        if not np.any(active):
+            break
+        xa = x[active]
+        terms = log_weights[:, np.newaxis] + a[:, np.newaxis] * xa[np.newaxis, :] - (a * a / 2)[:, np.newaxis]
+        if p < 1:
+            terms = np.vstack([np.full((1, xa.size), floor), terms])
+            slopes = np.concatenate([[0.0], a])
+        else:
+            slopes = a
+        value = special.logsumexp(terms, axis=0)
+        slope = slopes @ np.exp(terms - value[np.newaxis, :])
+        gap = value - levels[active]
+        moved = xa - gap / slope
+        x[active] = moved
+        done = (gap <= 1e-13 * np.maximum(1.0, np.abs(levels[active]))) | (moved >= xa)
+        active[np.flatnonzero(active)[done]] = False
+    x = np.where(inside, x, -np.inf)
+    surv_q = special.ndtr(-x)
+    surv_p = (1.0 - p) * surv_q + p * (w @ special.ndtr(a[:, np.newaxis] - x[np.newaxis, :]))
+    return np.asarray(surv_p, dtype=np.float64), np.asarray(surv_q, dtype=np.float64)
+
+
+def compose_mixture_pair(mu0: float, mixture: Mixture, B: int, *, n: int = 0, step: float | None = None) -> ResamplePLD:
+    """The B-fold compositions of ``(P, Q)`` and ``(Q, P)``: P the mixture ``(k, w, p)`` at mu0, Q = N(0, 1).
+
+    The loss ``L = log dP/dQ`` is increasing in the output, so its law under P and under Q is known exactly
+    on every grid cell; each cell's masses are split between its end points by "connect the dots" (as in
+    ``compose_releases``), mass below the grid is rounded up to its lowest point and mass above it counts as
+    infinite loss. The reverse order uses the same cells with the roles of P and Q exchanged.
+    """
+    k, w, p = mixture
+    keep = p * w >= _NEGLIGIBLE  # rarer multiplicities count as infinite loss
+    k, w = k[keep], w[keep]
+    mixture = (k, w, p)
+    lost = max(0.0, 1.0 - float(np.sum(w)))  # weight of the multiplicities left out, P(K >= 1) units
+    if step is None:
+        sd = math.sqrt(max(_chi_square_forward(mu0, mixture), 1e-300))
+        step = min(1e-3, mu0 / 50.0, sd / 100.0)
+    top = step
+    while _mixture_survival(np.array([top]), mu0, mixture)[0][0] > _TAIL:
+        top *= 2.0
+    bottom = -step
+    floor = math.log1p(-p) if p < 1 else -math.inf
+    while bottom > floor and _mixture_survival(np.array([bottom]), mu0, mixture)[1][0] < 1.0 - _TAIL:
+        bottom *= 2.0
+    j_lo, j_hi = math.floor(max(bottom, floor) / step), math.ceil(top / step)
+    grid = np.arange(j_lo, j_hi + 1, dtype=np.float64) * step
+    surv_p, surv_q = _mixture_survival(grid, mu0, mixture)
+    surv_p = np.minimum.accumulate(surv_p)
+    surv_q = np.minimum.accumulate(surv_q)
+    cell_p, cell_q = surv_p[:-1] - surv_p[1:], surv_q[:-1] - surv_q[1:]
+    low, high = grid[:-1], grid[1:]
+    # Forward (P against Q): loss L on grid indices j_lo..j_hi.
+    at_low, at_high = _split(cell_p, cell_q, low, high)
+    forward = np.zeros(grid.size)
+    forward[:-1] += at_low
+    forward[1:] += at_high
+    forward[0] += 1.0 - surv_p[0]  # below the grid: rounded up to its lowest point
+    forward_infinite = min(1.0, float(surv_p[-1]) + p * lost)
+    # Reverse (Q against P): loss -L on grid indices -j_hi..-j_lo; a cell (-high, -low] has Q-mass cell_q.
+    at_minus_high, at_minus_low = _split(cell_q, cell_p, -high, -low)
+    reverse = np.zeros(grid.size)  # index i holds loss (-j_hi + i) step
+    reverse[::-1][1:] += at_minus_high
+    reverse[::-1][:-1] += at_minus_low
+    reverse[0] += float(surv_q[-1])  # Q-mass above the grid: reverse loss below -top, rounded up
+    reverse_infinite = min(1.0, 1.0 - float(surv_q[0]))  # Q-mass below the grid: reverse loss above -bottom
+    return ResamplePLD(
+        forward=_convolution_power(forward, j_lo, forward_infinite, B, step, mu0=mu0, n=n),
+        reverse=_convolution_power(reverse, -j_hi, reverse_infinite, B, step, mu0=mu0, n=n),
+    )
+
+
+def _convolution_power(
+    pmf: FloatArray, first: int, infinite: float, B: int, step: float, *, mu0: float, n: int
+) -> PrivBootPLD:
+    """The B-fold composition of a loss law on the grid ``(first + j) step``, j = 0..len(pmf) - 1.
+
+    As in ``compose_releases``: an FFT convolution power on a window holding all but a Chernoff-bounded upper
+    tail, which is added to the infinite mass; mass below the window wraps to higher losses (pessimistic).
+    """
+    offsets = np.arange(first, first + pmf.size, dtype=np.float64)
+    mean = float(pmf @ offsets)
+    sd = math.sqrt(max(float(pmf @ offsets**2) - mean**2, 1e-30))
+    centre = B * mean
+    spread = 30.0 * math.sqrt(B) * sd + 64
+    lo_index = math.floor(centre - spread)
+    width = math.ceil(2 * spread) + 1
+    size = 1 << max(10, math.ceil(math.log2(width + pmf.size)))
+    buffer = np.zeros(size)
+    buffer[: pmf.size] = pmf
+    composed = np.maximum(np.fft.irfft(np.fft.rfft(buffer) ** B, n=size), 0.0)
+    shift = B * first  # sum of buffer indices = sum of offsets - B * first
+    index = lo_index + np.mod(np.arange(size) + shift - lo_index, size)
+    order = np.argsort(index)
+    losses = index[order].astype(np.float64) * step
+    total = composed[order]
+    tail = _chernoff_tail(pmf, offsets * step, B, (lo_index + size) * step, sd * step)
+    infinite_total = min(1.0, -math.expm1(B * math.log1p(-infinite)) + tail) if infinite < 1 else 1.0
+    return PrivBootPLD(losses=losses, pmf=total, infinite=infinite_total, mu0=mu0, n=n, B=B)
+
+
+def _chernoff_tail(pmf: FloatArray, losses: FloatArray, B: int, threshold: float, sd: float) -> float:
+    """``min_t exp(-t threshold + B log E[e^{t L}])`` over t in a grid scaled to the loss's spread ``sd``."""
+    scale = 1.0 / (math.sqrt(B) * sd)
+    best = 1.0
+    for t in (0.25, 0.5, 1.0, 2.0, 4.0, *(scale * 2.0**j for j in range(-2, 7))):
+        log_mgf = float(special.logsumexp(t * losses, b=pmf))
+        best = min(best, math.exp(min(0.0, -t * threshold + B * log_mgf)))
+    return best
+
+
+def _chi_square_forward(mu0: float, mixture: Mixture) -> float:
+    """``chi^2(P || Q) = E[exp(K K' mu0^2)] - 1`` over the mixture's (truncated) law of K."""
+    k, w, p = mixture
+    values = np.concatenate([[0.0], k]) if p < 1 else k
+    probs = np.concatenate([[1.0 - p], p * w]) if p < 1 else w
+    with np.errstate(over="ignore"):
+        return float(probs @ np.expm1(np.outer(values, values) * mu0 * mu0) @ probs)
