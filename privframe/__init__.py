@@ -10,10 +10,10 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from privframe import accounting, estimators, evaluation, resampling, validators
+from privframe import accounting, estimators, evaluation, noise, resampling, validators
 from privframe._rng import RngLike, as_seed_sequence, spawn_generators
 from privframe.api import confidence_interval, confidence_region
-from privframe.budgets import GDP, ApproxDP, Budget, PureDP, as_gdp
+from privframe.budgets import GDP, ApproxDP, Budget, PureDP, as_gdp, budget_from_table, budget_to_table
 from privframe.context import RunContext
 from privframe.data import as_data, load_data
 from privframe.errors import (
@@ -33,11 +33,13 @@ from privframe.method import Method
 from privframe.pipeline import Part, Pipeline, ResolvedPipeline
 from privframe.protocols import (
     Accountant,
+    BatchSmoothMechanism,
     DirectStatistic,
     Mechanism,
     PopulationStatistic,
     PreparingStatistic,
     QuantileStatistic,
+    RangedStatistic,
     RatedStatistic,
     Sampler,
     SelectionMechanism,
@@ -59,9 +61,10 @@ from privframe.registry import (
 )
 from privframe.resampling import BlockSeeds, Resamples, RunOptions
 from privframe.results import IntervalResult, RegionResult
+from privframe.session import Session, SessionCall
 from privframe.sizes import SizeRule
 from privframe.spending import PrivacySpender
-from privframe.types import Array, Bounds, Design, IndexMatrix, L2Ball, SmoothRelease
+from privframe.types import Array, Bounds, Design, IndexMatrix, L2Ball, SmoothRelease, SmoothReleaseBatch
 
 if TYPE_CHECKING:
     from privframe import audit, experiments
@@ -90,6 +93,7 @@ __all__ = [
     "AccountantRegistry",
     "ApproxDP",
     "Array",
+    "BatchSmoothMechanism",
     "BlockSeeds",
     "Bounds",
     "Budget",
@@ -122,6 +126,7 @@ __all__ = [
     "PrivframeError",
     "PureDP",
     "QuantileStatistic",
+    "RangedStatistic",
     "RatedStatistic",
     "RegionResult",
     "Resamples",
@@ -133,9 +138,12 @@ __all__ = [
     "SamplerRegistry",
     "SamplerRejected",
     "SelectionMechanism",
+    "Session",
+    "SessionCall",
     "SizeRule",
     "SmoothMechanism",
     "SmoothRelease",
+    "SmoothReleaseBatch",
     "SmoothStatistic",
     "Statistic",
     "StatisticRegistry",
@@ -149,6 +157,8 @@ __all__ = [
     "as_gdp",
     "as_seed_sequence",
     "audit",
+    "budget_from_table",
+    "budget_to_table",
     "confidence_interval",
     "confidence_region",
     "estimators",
@@ -156,6 +166,7 @@ __all__ = [
     "experiments",
     "hookimpl",
     "load_data",
+    "noise",
     "registry",
     "resampling",
     "spawn_generators",

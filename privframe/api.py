@@ -81,7 +81,11 @@ def confidence_interval(
         accountant=accountant,
         **options,
     )
-    result = pipe.run(x, rng=rng)
+    return as_interval(pipe, pipe.run(x, rng=rng))
+
+
+def as_interval(pipe: Pipeline, result: IntervalResult | RegionResult) -> IntervalResult:
+    """``result`` as an interval, or a ``ConfigError`` pointing a vector statistic to ``confidence_region``."""
     if isinstance(result, RegionResult):
         raise ConfigError(
             f"'{pipe.statistic.name}' is vector-valued here (d = {result.dimension}); use pf.confidence_region",

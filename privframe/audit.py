@@ -50,7 +50,7 @@ from scipy import special, stats
 from privframe._rng import RngLike, as_seed_sequence, spawn_generators
 from privframe.budgets import GDP, ApproxDP, Budget, PureDP
 from privframe.errors import BudgetError, ConfigError, PTRFailed
-from privframe.protocols import Mechanism, SelectionMechanism, SmoothMechanism, Statistic
+from privframe.protocols import BatchSmoothMechanism, Mechanism, SelectionMechanism, SmoothMechanism, Statistic
 from privframe.types import Array, Bounds, L2Ball
 
 __all__ = [
@@ -588,17 +588,30 @@ def smooth_release(
     sensitivity, so the value moves by the full bound and the bound by the full log-smoothness gamma. Each
     release is the vector ``(passed, ln(bound used), value)`` (the test outcome and the bound are public
     too; a failed test, ``PTRFailed``, releases ``(0, 0, 0)``). ``proposal`` is the public proposal b_0 a
-    classic propose-test-release needs. Not vectorised: one call per release.
+    classic propose-test-release needs. The release is batched, ``release(data, rng, batch=k)``, through
+    ``release_smooth_batch`` when the mechanism has it (:class:`~privframe.protocols.BatchSmoothMechanism`),
+    else one ``release_smooth`` call per release.
     """
     event = mechanism.plan_smooth(gamma, budget, label="audit", dimension=1)
 
-    def release(data: tuple[float, float], rng: np.random.Generator) -> Array:
-        value, bound = data
+    def one(value: float, log_bound: float, rng: np.random.Generator) -> Array:
         try:
-            out = mechanism.release_smooth(np.array([value]), bound, event, rng, proposal=proposal)
+            out = mechanism.release_smooth(np.array([value]), log_bound, event, rng, proposal=proposal)
         except PTRFailed:
             return np.zeros(3)
         return np.array([1.0 if out.passed else 0.0, math.log(out.bound), float(out.value[0])])
+
+    def release(data: tuple[float, float], rng: np.random.Generator, batch: int = 1) -> Array:
+        value, bound = data
+        if not isinstance(mechanism, BatchSmoothMechanism):
+            return np.array([one(value, math.log(bound), rng) for _ in range(batch)])
+        out = mechanism.release_smooth_batch(
+            np.full((batch, 1), value), np.full(batch, math.log(bound)), event, rng, proposal=proposal
+        )
+        with np.errstate(divide="ignore"):
+            rows = np.column_stack([out.passed.astype(np.float64), np.log(out.bound), out.value[:, 0]])
+        rows[~out.released] = 0.0
+        return rows
 
     s = float(sensitivity)
     return release, ((0.0, s), (s, s * math.exp(gamma))), event.budget
@@ -622,6 +635,7 @@ def audit_smooth_mechanism(
     """
     release, (d0, d1), claimed = smooth_release(mechanism, budget, gamma, sensitivity, proposal)
     options.setdefault("projection", "coordinates")
+    options.setdefault("batch", 10_000)
     return audit_mechanism(release, d0, d1, claimed, n_samples, rng, **options)
 
 

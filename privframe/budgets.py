@@ -8,14 +8,15 @@ A conversion is offered only where it is sound: the converted budget is implied 
 from __future__ import annotations
 
 import math
-from typing import TypeAlias
+from collections.abc import Mapping
+from typing import Any, TypeAlias
 
 import attrs
 
 from privframe import accounting
-from privframe.errors import BudgetError
+from privframe.errors import BudgetError, ConfigError, join_path
 
-__all__ = ["GDP", "ApproxDP", "Budget", "PureDP", "as_gdp"]
+__all__ = ["GDP", "ApproxDP", "Budget", "PureDP", "as_gdp", "budget_from_table", "budget_to_table"]
 
 
 def _number(value: object) -> object:
@@ -151,3 +152,52 @@ def as_gdp(budget: Budget) -> GDP:
     if isinstance(budget, ApproxDP):
         return budget.to_gdp()
     raise BudgetError("a GDP method cannot honour pure epsilon-DP; give pf.GDP(...) or pf.ApproxDP(...)", path="budget")
+
+
+_BUDGET_UNITS: dict[str, tuple[type, tuple[str, ...], tuple[str, ...]]] = {
+    "gdp": (GDP, ("mu",), ("delta",)),
+    "approx-dp": (ApproxDP, ("epsilon", "delta"), ()),
+    "pure-dp": (PureDP, ("epsilon",), ()),
+}
+
+
+def budget_from_table(table: Mapping[str, Any], path: str = "budget") -> Budget:
+    """A budget from its config table (``{"unit": "gdp", "mu": 1.0}``); errors name ``path``.
+
+    Examples
+    --------
+    >>> import privframe as pf
+    >>> pf.budget_from_table({"unit": "approx-dp", "epsilon": 1.0, "delta": 1e-6})
+    ApproxDP(epsilon=1.0, delta=1e-06)
+    """
+    unit = table.get("unit")
+    if unit not in _BUDGET_UNITS:
+        raise ConfigError(f"expected one of {', '.join(_BUDGET_UNITS)}", path=f"{path}.unit")
+    cls, required, optional = _BUDGET_UNITS[unit]
+    for key in table:
+        if key != "unit" and key not in required + optional:
+            raise ConfigError(f"unknown key for a '{unit}' budget", path=f"{path}.{key}")
+    for key in required:
+        if key not in table:
+            raise ConfigError("missing", path=f"{path}.{key}")
+    args = [table[k] for k in required]
+    kwargs = {k: table[k] for k in optional if k in table}
+    try:
+        budget: Budget = cls(*args, **kwargs)
+    except BudgetError as exc:
+        raise ConfigError(exc.message, path=join_path(path, exc.path)) from exc
+    return budget
+
+
+def budget_to_table(budget: Budget | None) -> dict[str, Any] | None:
+    """The config table of ``budget`` (the inverse of :func:`budget_from_table`; None stays None)."""
+    if budget is None:
+        return None
+    if isinstance(budget, GDP):
+        table: dict[str, Any] = {"unit": "gdp", "mu": budget.mu}
+        if budget.delta:
+            table["delta"] = budget.delta
+        return table
+    if isinstance(budget, ApproxDP):
+        return {"unit": "approx-dp", "epsilon": budget.epsilon, "delta": budget.delta}
+    return {"unit": "pure-dp", "epsilon": budget.epsilon}

@@ -19,6 +19,7 @@ from privframe.pipeline import Pipeline
 from privframe.protocols import SelectionMechanism
 from privframe.registry import registry
 from privframe.results import IntervalResult, RegionResult
+from privframe.session import Session
 from privframe.types import Array
 
 __all__ = ["build_parser", "demo_data", "main"]
@@ -57,6 +58,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--data", help="data file (.csv with a header row, or .npy); default: the demo dataset")
     p.add_argument("--column", help="CSV column to use (required when the CSV has several columns)")
     p.add_argument("--seed", type=int, help="seed for a reproducible run (voids privacy for anyone who knows it)")
+    p.add_argument(
+        "--session",
+        metavar="FILE",
+        help="charge the run to this session ledger (JSON, created if missing): repeated runs compose",
+    )
+    p.add_argument(
+        "--session-budget",
+        metavar="SPEC",
+        help="total budget of a new session file: mu=M[,delta=D] or epsilon=E[,delta=D]",
+    )
     p.add_argument("--json", action="store_true", help="print JSON")
 
     p = sub.add_parser("audit", help="audit a registered mechanism on its worst-case pair of neighbours")
@@ -189,12 +200,59 @@ def _cmd_run(args: argparse.Namespace) -> int:
         data = demo_data()
     else:
         data = load_data(args.data, args.column)
-    result = pipe.run(data, rng=args.seed)
+    session = _open_session(args)
+    result = pipe.run(data, rng=args.seed) if session is None else session.run(pipe, data, rng=args.seed)
     if args.json:
-        print(json.dumps(_result_dict(result), indent=2))
+        out = _result_dict(result)
+        if session is not None:
+            out["session"] = _session_dict(session)
+        print(json.dumps(out, indent=2))
     else:
         _print_result(result)
+        if session is not None:
+            print(f"  session {args.session}: {session.summary()}")
     return 0
+
+
+def _budget_spec(spec: str, path: str) -> Budget:
+    """``mu=1[,delta=1e-6]``, ``epsilon=2,delta=1e-6`` or ``epsilon=2`` as a budget; errors name ``path``."""
+    fields: dict[str, float] = {}
+    for item in spec.split(","):
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        if not sep or key not in ("mu", "epsilon", "delta") or key in fields:
+            raise PrivframeError("expected mu=M[,delta=D] or epsilon=E[,delta=D]", path=path)
+        try:
+            fields[key] = float(value)
+        except ValueError:
+            raise PrivframeError(f"'{key}' must be a number", path=path) from None
+    if ("mu" in fields) == ("epsilon" in fields):
+        raise PrivframeError("give exactly one of mu= or epsilon=", path=path)
+    delta = fields.get("delta")
+    try:
+        if "mu" in fields:
+            return GDP(fields["mu"], delta=delta or 0.0)
+        return ApproxDP(fields["epsilon"], delta) if delta is not None else PureDP(fields["epsilon"])
+    except PrivframeError as exc:
+        raise exc.with_prefix(path) from None
+
+
+def _open_session(args: argparse.Namespace) -> Session | None:
+    if args.session is None:
+        if args.session_budget is not None:
+            raise PrivframeError("only meaningful with --session", path="session-budget")
+        return None
+    total = None if args.session_budget is None else _budget_spec(args.session_budget, "session-budget")
+    return Session.open(args.session, total)
+
+
+def _session_dict(session: Session) -> dict[str, Any]:
+    return {
+        "total": str(session.budget),
+        "spent": None if session.spent is None else str(session.spent),
+        "remaining": None if session.remaining is None else str(session.remaining),
+        "calls": len(session.calls),
+    }
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:

@@ -172,12 +172,12 @@ class RunContext:
         """theta on every resample, ``(B, dimension)``."""
         return evaluation.evaluate_resamples(self.statistic, self.data, resamples, dimension)
 
-    def smooth_sensitivity(self, beta: float) -> float:
-        """``SS_beta`` of the statistic at the full data."""
-        return evaluation.smooth_sensitivity(self.statistic, self.data, beta, self.bounds)
+    def log_smooth_sensitivity(self, beta: float) -> float:
+        """``ln SS_beta`` of the statistic at the full data."""
+        return evaluation.log_smooth_sensitivity(self.statistic, self.data, beta, self.bounds)
 
     def evaluate_smooth(self, resamples: Resamples, dimension: int, beta: float) -> tuple[Array, Array]:
-        """theta and ``SS_beta`` on every resample: ``(B, dimension)`` and ``(B,)``."""
+        """theta and ``ln SS_beta`` on every resample: ``(B, dimension)`` and ``(B,)``."""
         return evaluation.evaluate_resamples_smooth(self.statistic, self.data, resamples, dimension, beta, self.bounds)
 
     # -- releases -------------------------------------------------------------------------------------
@@ -212,7 +212,7 @@ class RunContext:
     def release_smooth(
         self,
         value: Array,
-        bound: float,
+        log_bound: float,
         gamma: float,
         budget: Budget,
         *,
@@ -226,7 +226,7 @@ class RunContext:
         return self._charging().release_smooth(
             mechanism,
             value,
-            bound,
+            log_bound,
             gamma,
             budget,
             label=label,

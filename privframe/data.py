@@ -6,6 +6,7 @@ Every message names the argument and the rule, never a value: an error that prin
 from __future__ import annotations
 
 import csv
+import io
 from pathlib import Path
 
 import numpy as np
@@ -64,7 +65,7 @@ def load_data(path: str | Path, column: str | None = None) -> Array:
         return as_data(arr, "data")
     if file.suffix.lower() != ".csv":
         raise DataError("expected a .csv or .npy file", path="data")
-    with file.open(newline="", encoding="utf-8") as handle:
+    with io.StringIO(_utf8_text(file), newline="") as handle:
         reader = csv.reader(handle)
         header = next(reader, None)
         if header is None:
@@ -93,3 +94,21 @@ def load_data(path: str | Path, column: str | None = None) -> Array:
                     f"non-numeric or missing cell in column '{header[position]}' at line {row_number}", path="data"
                 ) from None
     return as_data(np.asarray(values, dtype=np.float64), "data")
+
+
+def _utf8_text(file: Path) -> str:
+    """The file's text; a line that is not UTF-8 raises ``DataError`` naming the line, never its bytes."""
+    try:
+        raw = file.read_bytes()
+    except OSError as exc:
+        raise DataError(f"cannot read {file.name} ({exc.strerror})", path="data") from None
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        pass
+    for number, line in enumerate(raw.split(b"\n"), start=1):
+        try:
+            line.decode("utf-8-sig" if number == 1 else "utf-8")
+        except UnicodeDecodeError:
+            raise DataError(f"{file.name} is not UTF-8 text: line {number} cannot be decoded", path="data") from None
+    raise DataError(f"{file.name} is not UTF-8 text", path="data")  # pragma: no cover - a split never heals

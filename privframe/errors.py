@@ -104,8 +104,12 @@ class SamplerRejected(PrivframeError):
 class PTRFailed(PrivframeError):
     """A propose-test-release test failed; nothing is released.
 
-    The test itself was run on the data, so its share of the budget counts as spent.
+    The test itself was run on the data, so its share of the budget counts as spent: ``ledger`` holds
+    every event the run charged up to and including the failed test (None when raised outside a run).
+    Retrying spends the budget again; a :class:`privframe.Session` charges both attempts.
     """
+
+    ledger: Any = None  # a privframe.Ledger once a run attaches it (not imported here: no import cycle)
 
 
 class PrivacyWarning(UserWarning):

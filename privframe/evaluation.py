@@ -23,13 +23,14 @@ __all__ = [
     "evaluate_full",
     "evaluate_resamples",
     "evaluate_resamples_smooth",
+    "finite",
     "global_sensitivity",
     "guarded",
+    "log_smooth_sensitivity",
     "order_statistic_index",
     "prepare_data",
     "rate",
     "requires_bounds",
-    "smooth_sensitivity",
 ]
 
 
@@ -90,9 +91,23 @@ def evaluate_full(statistic: Statistic, x: Array) -> Array:
         index = np.arange(x.shape[0], dtype=np.intp)[np.newaxis, :]
         with guarded("statistic", statistic.name, "evaluate_batch"):
             value = np.asarray(statistic.evaluate_batch(x, index), dtype=np.float64).reshape(-1)
-    if not np.all(np.isfinite(value)):
-        raise DataError(f"'{statistic.name}' returned a non-finite value", path="statistic")
-    return value
+    return finite(value)
+
+
+_DOUBLE_MAX = float(np.finfo(np.float64).max)
+
+
+def finite(values: Array) -> Array:
+    """Statistic values made finite: NaN becomes 0 and +-inf the largest double of its sign.
+
+    A statistic must be finite on every dataset inside the bounds. One that is not (a third-party plugin's
+    bug, an overflow) would otherwise fail on some data and release on their neighbours, and the failure
+    itself would be a release; the replacement is data-independent, so it adds no channel. The standard
+    statistics never need it.
+    """
+    if np.all(np.isfinite(values)):
+        return values
+    return np.nan_to_num(values, nan=0.0, posinf=_DOUBLE_MAX, neginf=-_DOUBLE_MAX)
 
 
 def _bytes_per_row(x: Array, m: int) -> int:
@@ -135,10 +150,7 @@ def evaluate_resamples(statistic: Statistic, x: Array, resamples: Resamples, dim
         parts = [rows(index) for index in _row_slices(resamples, x, block)]
         return parts[0] if len(parts) == 1 else np.concatenate(parts, axis=0)
 
-    out = np.concatenate(resamples.map_blocks(chunk), axis=0)
-    if not np.all(np.isfinite(out)):
-        raise DataError(f"'{statistic.name}' returned a non-finite value on a resample", path="statistic")
-    return out
+    return finite(np.concatenate(resamples.map_blocks(chunk), axis=0))
 
 
 def evaluate_resamples_smooth(
@@ -149,17 +161,17 @@ def evaluate_resamples_smooth(
     beta: float,
     bounds: Bounds | L2Ball | None,
 ) -> tuple[Array, Array]:
-    """theta and its smooth sensitivity ``SS_beta`` on every resample: ``(B, dimension)`` and ``(B,)``."""
-    if not isinstance(statistic, SmoothStatistic):
-        raise ConfigError(
-            f"'{statistic.name}' has no smooth sensitivity (methods that scale noise to a smooth bound cannot use it)",
-            path="statistic",
-        )
+    """theta and ``ln SS_beta`` on every resample: ``(B, dimension)`` and ``(B,)``.
+
+    Non-finite values are made finite as in :func:`finite`; a NaN ln SS becomes +inf (no bound), which a
+    smooth-bound mechanism turns into an uninformative release.
+    """
+    smooth = _as_smooth(statistic)
 
     def rows(index: IndexMatrix) -> tuple[Array, Array]:
-        with guarded("statistic", statistic.name, "evaluate_smooth_batch"):
-            values, smooth = statistic.evaluate_smooth_batch(x, index, beta, bounds)
-        return _checked(statistic, values, index.shape[0], dimension), np.asarray(smooth, dtype=np.float64)
+        with guarded("statistic", statistic.name, "evaluate_log_smooth_batch"):
+            values, log_smooth = smooth.evaluate_log_smooth_batch(x, index, beta, bounds)
+        return _checked(statistic, values, index.shape[0], dimension), np.asarray(log_smooth, dtype=np.float64)
 
     parts = [
         part
@@ -167,26 +179,27 @@ def evaluate_resamples_smooth(
         for part in block
     ]
     values = np.concatenate([p[0] for p in parts], axis=0)
-    smooth = np.concatenate([p[1] for p in parts], axis=0)
-    if smooth.shape != (resamples.B,):
+    log_smooth = np.concatenate([p[1] for p in parts], axis=0)
+    if log_smooth.shape != (resamples.B,):
         raise DataError(f"'{statistic.name}' returned smooth sensitivities of the wrong shape", path="statistic")
-    if not (np.all(np.isfinite(values)) and np.all(np.isfinite(smooth))):
-        raise DataError(f"'{statistic.name}' returned a non-finite value on a resample", path="statistic")
-    return values, smooth
+    return finite(values), np.where(np.isnan(log_smooth), math.inf, log_smooth)
 
 
-def smooth_sensitivity(statistic: Statistic, x: Array, beta: float, bounds: Bounds | L2Ball | None) -> float:
-    """``SS_beta`` at the prepared full data."""
+def log_smooth_sensitivity(statistic: Statistic, x: Array, beta: float, bounds: Bounds | L2Ball | None) -> float:
+    """``ln SS_beta`` at the prepared full data (NaN becomes +inf: no bound, an uninformative release)."""
+    smooth = _as_smooth(statistic)
+    with guarded("statistic", statistic.name, "log_smooth_sensitivity"):
+        value = float(smooth.log_smooth_sensitivity(x, beta, bounds))
+    return math.inf if math.isnan(value) else value
+
+
+def _as_smooth(statistic: Statistic) -> SmoothStatistic:
     if not isinstance(statistic, SmoothStatistic):
         raise ConfigError(
             f"'{statistic.name}' has no smooth sensitivity (methods that scale noise to a smooth bound cannot use it)",
             path="statistic",
         )
-    with guarded("statistic", statistic.name, "smooth_sensitivity"):
-        value = float(statistic.smooth_sensitivity(x, beta, bounds))
-    if not math.isfinite(value) or value < 0:
-        raise DataError(f"'{statistic.name}' returned an invalid smooth sensitivity", path="statistic")
-    return value
+    return statistic
 
 
 def order_statistic_index(confidence: float, count: int) -> int:

@@ -8,12 +8,13 @@ native unit. Accountant plugins compose events; the core only stores and convert
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 import attrs
 
 from privframe._frozen import frozen_mapping
-from privframe.budgets import GDP, ApproxDP, Budget, PureDP
-from privframe.errors import BudgetError
+from privframe.budgets import GDP, ApproxDP, Budget, PureDP, budget_from_table, budget_to_table
+from privframe.errors import BudgetError, ConfigError
 
 __all__ = ["Ledger", "PrivacyEvent", "Subsample"]
 
@@ -83,6 +84,49 @@ class PrivacyEvent:
     note: str = ""
     details: Mapping[str, float] = attrs.field(factory=dict, converter=frozen_mapping, hash=False)
     subsample: Subsample | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready table of every field (budgets as config tables); :meth:`from_dict` inverts it."""
+        table: dict[str, Any] = {
+            "label": self.label,
+            "mechanism": self.mechanism,
+            "budget": budget_to_table(self.budget),
+            "sensitivity": self.sensitivity,
+            "noise_scale": self.noise_scale,
+            "count": self.count,
+            "asymptotic": self.asymptotic,
+            "note": self.note,
+            "details": dict(self.details),
+        }
+        if self.subsample is not None:
+            table["subsample"] = {"n": self.subsample.n, "m": self.subsample.m}
+        return table
+
+    @classmethod
+    def from_dict(cls, table: Mapping[str, Any], path: str = "event") -> PrivacyEvent:
+        """The event a :meth:`to_dict` table describes; a malformed table raises ``ConfigError`` at ``path``."""
+        if not isinstance(table, Mapping):
+            raise ConfigError("expected a table", path=path)
+        known = {"label", "mechanism", "budget", "sensitivity", "noise_scale", "count", "asymptotic", "note"}
+        unknown = set(table) - known - {"details", "subsample"}
+        if unknown:
+            raise ConfigError("unknown key", path=f"{path}.{sorted(unknown)[0]}")
+        budget = table.get("budget")
+        if not isinstance(budget, Mapping):
+            raise ConfigError("expected a budget table", path=f"{path}.budget")
+        fields = {key: table[key] for key in known - {"budget"} if key in table}
+        sub = table.get("subsample")
+        try:
+            return cls(
+                budget=budget_from_table(budget, f"{path}.budget"),
+                details=dict(table.get("details", {})),
+                subsample=None if sub is None else Subsample(int(sub["n"]), int(sub["m"])),
+                **fields,
+            )
+        except (TypeError, KeyError, ValueError) as exc:
+            if isinstance(exc, ConfigError):
+                raise
+            raise ConfigError("malformed event", path=path) from exc
 
 
 def _as_events(events: Iterable[PrivacyEvent]) -> tuple[PrivacyEvent, ...]:

@@ -23,12 +23,13 @@ import numpy.typing as npt
 from privframe import evaluation
 from privframe._frozen import frozen_mapping
 from privframe._rng import RngLike, as_seed_sequence
-from privframe.budgets import GDP, ApproxDP, Budget, PureDP
+from privframe.budgets import GDP, ApproxDP, Budget, PureDP, budget_from_table, budget_to_table
 from privframe.context import RunContext
 from privframe.data import as_data
-from privframe.errors import BudgetError, ConfigError, PluginError, join_path
+from privframe.errors import BudgetError, ConfigError, PluginError, PTRFailed, join_path
+from privframe.evaluation import guarded
 from privframe.method import Method
-from privframe.protocols import Statistic, StatisticWithDefaultMechanism
+from privframe.protocols import RangedStatistic, Statistic, StatisticWithDefaultMechanism
 from privframe.registration import Kind, PluginEntry
 from privframe.registry import PluginRegistry, registry
 from privframe.resampling import RunOptions
@@ -141,48 +142,8 @@ def _check_budget(value: object, path: str) -> Budget | None:
     if value is None or isinstance(value, (GDP, ApproxDP, PureDP)):
         return value
     if isinstance(value, Mapping):
-        return _budget_from_table(value, path)
+        return budget_from_table(value, path)
     raise ConfigError("expected pf.GDP, pf.ApproxDP, pf.PureDP, None, or a table", path=path)
-
-
-_BUDGET_UNITS: dict[str, tuple[type, tuple[str, ...], tuple[str, ...]]] = {
-    "gdp": (GDP, ("mu",), ("delta",)),
-    "approx-dp": (ApproxDP, ("epsilon", "delta"), ()),
-    "pure-dp": (PureDP, ("epsilon",), ()),
-}
-
-
-def _budget_from_table(table: Mapping[str, Any], path: str) -> Budget:
-    unit = table.get("unit")
-    if unit not in _BUDGET_UNITS:
-        raise ConfigError(f"expected one of {', '.join(_BUDGET_UNITS)}", path=f"{path}.unit")
-    cls, required, optional = _BUDGET_UNITS[unit]
-    for key in table:
-        if key != "unit" and key not in required + optional:
-            raise ConfigError(f"unknown key for a '{unit}' budget", path=f"{path}.{key}")
-    for key in required:
-        if key not in table:
-            raise ConfigError("missing", path=f"{path}.{key}")
-    args = [table[k] for k in required]
-    kwargs = {k: table[k] for k in optional if k in table}
-    try:
-        budget: Budget = cls(*args, **kwargs)
-    except BudgetError as exc:
-        raise ConfigError(exc.message, path=join_path(path, exc.path)) from exc
-    return budget
-
-
-def _budget_to_table(budget: Budget | None) -> dict[str, Any] | None:
-    if budget is None:
-        return None
-    if isinstance(budget, GDP):
-        table: dict[str, Any] = {"unit": "gdp", "mu": budget.mu}
-        if budget.delta:
-            table["delta"] = budget.delta
-        return table
-    if isinstance(budget, ApproxDP):
-        return {"unit": "approx-dp", "epsilon": budget.epsilon, "delta": budget.delta}
-    return {"unit": "pure-dp", "epsilon": budget.epsilon}
 
 
 def _check_bounds(value: object, prefix: str) -> Bounds | L2Ball | None:
@@ -481,7 +442,7 @@ class Pipeline:
             part = getattr(self, kind)
             if part is not None:
                 out[kind] = part.to_dict()
-        budget = _budget_to_table(self.budget)
+        budget = budget_to_table(self.budget)
         if budget is not None:
             out["budget"] = budget
         if isinstance(self.bounds, Bounds):
@@ -503,12 +464,17 @@ class Pipeline:
     def run(self, x: npt.ArrayLike, rng: RngLike = None) -> IntervalResult | RegionResult:
         """Run on data ``x``; a scalar statistic gives an ``IntervalResult``, a vector one a ``RegionResult``.
 
+        An interval is intersected with the statistic's value range when it declares one
+        (:class:`~privframe.protocols.RangedStatistic`); :meth:`run_raw` returns the method's own set.
+
         ``rng=None`` draws fresh OS entropy, the only right choice for a real release: anyone who knows
         the seed can subtract the noise.
         """
         result = self.run_raw(x, rng)
         if isinstance(result, RegionResult) and result.dimension == 1:
-            return result.to_interval()
+            result = result.to_interval()
+        if isinstance(result, IntervalResult):
+            return within_range(result, self._resolved.statistic, self._resolved.bounds)
         return result
 
     def run_raw(self, x: npt.ArrayLike, rng: RngLike = None) -> IntervalResult | RegionResult:
@@ -516,10 +482,39 @@ class Pipeline:
         resolved = self._resolved
         ctx = resolved.context(as_data(x), as_seed_sequence(rng))
         try:
-            return resolved.method.run(ctx)
+            # A floating-point warning raised on some data and not on their neighbours would be a release
+            # (and an exception under warnings-as-errors): overflow and NaN are handled by the statistics
+            # and mechanisms, never reported.
+            with np.errstate(all="ignore"):
+                return resolved.method.run(ctx)
+        except PTRFailed as exc:
+            exc.ledger = ctx.ledger()
+            raise
         except ConfigError as exc:
             # Parts raise with paths relative to the pipeline ("sampler.m"); add the config's prefix.
             head = (exc.path or "").split(".", 1)[0]
             if self.prefix and head in _TOP_KEYS:
                 raise exc.with_prefix(self.prefix) from exc
             raise
+
+
+def within_range(result: IntervalResult, statistic: Statistic, bounds: Bounds | L2Ball | None) -> IntervalResult:
+    """``result`` intersected with the statistic's value range (post-processing: the guarantee is unchanged).
+
+    A NaN end (a release that carried no information) becomes the range's end, or an infinite one; the
+    unclipped ends stay in the diagnostics as ``unclipped``.
+    """
+    value_range = None
+    if isinstance(statistic, RangedStatistic) and bounds is not None:
+        with guarded("statistic", statistic.name, "value_range"):
+            value_range = statistic.value_range(bounds)
+    low_end, high_end = value_range if value_range is not None else (-math.inf, math.inf)
+    low = low_end if math.isnan(result.low) else min(max(result.low, low_end), high_end)
+    high = high_end if math.isnan(result.high) else max(min(result.high, high_end), low_end)
+    center = result.center if math.isnan(result.center) else min(max(result.center, low_end), high_end)
+    if (low, high, center) == (result.low, result.high, result.center):
+        return result
+    diagnostics = {**result.diagnostics, "unclipped": (result.low, result.high, result.center)}
+    if value_range is not None:
+        diagnostics["value_range"] = (low_end, high_end)
+    return attrs.evolve(result, low=low, high=high, center=center, diagnostics=diagnostics)

@@ -15,15 +15,17 @@ import numpy as np
 
 from privframe.budgets import Budget
 from privframe.ledger import PrivacyEvent
-from privframe.types import Array, Design, IndexMatrix, SmoothRelease
+from privframe.types import Array, Design, IndexMatrix, SmoothRelease, SmoothReleaseBatch
 
 __all__ = [
     "Accountant",
+    "BatchSmoothMechanism",
     "DirectStatistic",
     "Mechanism",
     "PopulationStatistic",
     "PreparingStatistic",
     "QuantileStatistic",
+    "RangedStatistic",
     "RatedStatistic",
     "Sampler",
     "SelectionMechanism",
@@ -82,18 +84,25 @@ class PreparingStatistic(Protocol):
 
 @runtime_checkable
 class SmoothStatistic(Protocol):
-    """A statistic with a smooth upper bound on its local sensitivity (needed by CR-SS).
+    """A statistic with a smooth upper bound on its local sensitivity (needed by CR-SS), carried as a log.
 
     ``SS_beta(x) = max_j e^{-j beta} A^(j)(x)`` with ``A^(j)`` bounding the local sensitivity at every dataset
-    within distance j (``docs/algorithms.md``, section 3.2), so ``|ln SS(x) - ln SS(x')| <= beta`` for
-    neighbours.
+    within distance j and ``A^(j)(x') <= A^(j+1)(x)`` for neighbours (``docs/algorithms.md``, section 3.2).
+    privframe never handles ``SS`` itself, only ``ln SS``: on tied data ``e^{-j beta}`` underflows long before
+    the maximum is reached, while its log stays an ordinary number.
+
+    Both members return ``ln SS_beta``, which must be **finite** (a non-finite value is a ``PluginError``) and
+    **exactly beta-smooth in floating point**: ``|ln SS(x) - ln SS(x')| <= beta`` for the returned floats at
+    every pair of neighbours, not only up to rounding, since PTR's privacy rests on it. (Computing
+    ``ln A^(j) - j beta`` naively violates it by an ulp for many j; the built-in statistics compute on a
+    fixed-point grid, ``privframe_std.statistics.order.log_grid``, where the relevant sums are exact.)
     """
 
-    def smooth_sensitivity(self, x: Array, beta: float, bounds: Any) -> float:
-        """``SS_beta`` at the prepared full data ``x``."""
+    def log_smooth_sensitivity(self, x: Array, beta: float, bounds: Any) -> float:
+        """``ln SS_beta`` at the prepared full data ``x``."""
 
-    def evaluate_smooth_batch(self, x: Array, index: IndexMatrix, beta: float, bounds: Any) -> tuple[Array, Array]:
-        """Values ``(B, d)`` and smooth sensitivities ``(B,)`` of B resamples, vectorised over B."""
+    def evaluate_log_smooth_batch(self, x: Array, index: IndexMatrix, beta: float, bounds: Any) -> tuple[Array, Array]:
+        """Values ``(B, d)`` and ``ln SS_beta`` ``(B,)`` of B resamples, vectorised over B."""
 
 
 @runtime_checkable
@@ -148,6 +157,19 @@ class PopulationStatistic(Protocol):
 
 
 @runtime_checkable
+class RangedStatistic(Protocol):
+    """A scalar statistic that knows the range of its value from the public bounds (mean: the bounds; a
+    distance between CDFs: [0, 1]; a variance: [0, inf)).
+
+    Every method intersects its interval (and its centre) with the range: post-processing of released
+    values, so the guarantee is unchanged, and an interval never claims values the parameter cannot take.
+    """
+
+    def value_range(self, bounds: Any) -> tuple[float, float] | None:
+        """``(low, high)`` of the statistic's value given the public bounds (None: no known range)."""
+
+
+@runtime_checkable
 class Sampler(Protocol):
     """Draws resamples independently of the data values: a design plus a block draw.
 
@@ -190,9 +212,11 @@ class Mechanism(Protocol):
 class SmoothMechanism(Protocol):
     """Releases a value with noise scaled to a data-dependent bound (propose-test-release).
 
-    The caller supplies ``bound`` s(D) with ``|g(D) - g(D')| <= s(D)`` and ``|ln s(D) - ln s(D')| <= gamma``
-    for all neighbours. As with :class:`Mechanism`, ``plan_smooth`` fixes the privacy event before anything
-    touches the data, so an accountant can refuse it first.
+    The caller supplies ``log_bound`` = ln s(D), where ``|g(D) - g(D')| <= s(D)`` and
+    ``|ln s(D) - ln s(D')| <= gamma`` for all neighbours. The bound travels as a log because s(D) of a
+    large sample can underflow a double while its log stays exact. As with :class:`Mechanism`,
+    ``plan_smooth`` fixes the privacy event before anything touches the data, so an accountant can refuse
+    it first.
     """
 
     @property
@@ -205,7 +229,7 @@ class SmoothMechanism(Protocol):
     def release_smooth(
         self,
         value: Array,
-        bound: float,
+        log_bound: float,
         event: PrivacyEvent,
         rng: np.random.Generator,
         *,
@@ -213,6 +237,26 @@ class SmoothMechanism(Protocol):
         fallback_sensitivity: float | None = None,
     ) -> SmoothRelease:
         """Test and release; raises ``PTRFailed`` when a test fails and no fallback applies."""
+
+
+@runtime_checkable
+class BatchSmoothMechanism(SmoothMechanism, Protocol):
+    """A smooth-bound mechanism that can also make many independent releases in one vectorised call.
+
+    Optional: the auditor uses it when present (an audit needs tens of thousands of releases).
+    """
+
+    def release_smooth_batch(
+        self,
+        values: Array,
+        log_bounds: Array,
+        event: PrivacyEvent,
+        rng: np.random.Generator,
+        *,
+        proposal: float | None = None,
+        fallback_sensitivity: float | None = None,
+    ) -> SmoothReleaseBatch:
+        """Row i of ``values`` ``(N, d)`` released with bound ``exp(log_bounds[i])``, independently."""
 
 
 @runtime_checkable

@@ -217,8 +217,11 @@ class Resamples:
             return [function(self.block(i)) for i in blocks]
         per_task = -(-len(blocks) // self.workers)
 
+        state = np.geterr()  # worker threads do not inherit the caller's floating-point error state
+
         def task(start: int) -> list[T]:
-            return [function(self.block(i)) for i in range(start, min(start + per_task, len(blocks)))]
+            with np.errstate(**state):
+                return [function(self.block(i)) for i in range(start, min(start + per_task, len(blocks)))]
 
         with ThreadPoolExecutor(max_workers=self.workers) as pool:
             return [value for run in pool.map(task, range(0, len(blocks), per_task)) for value in run]

@@ -6,6 +6,7 @@ import numpy as np
 
 from privframe.budgets import Budget
 from privframe.errors import BudgetError
+from privframe.evaluation import guarded
 from privframe.ledger import Ledger, PrivacyEvent
 from privframe.protocols import Accountant, Mechanism, SmoothMechanism
 from privframe.types import Array, SmoothRelease
@@ -53,20 +54,22 @@ class PrivacySpender:
         """Plan, charge, then draw: the noisy value and the event it spent."""
         event = mechanism.plan(sensitivity, budget, label=label, dimension=int(np.size(value)))
         self.charge(event)
-        return mechanism.apply(np.asarray(value, dtype=np.float64), event, rng), event
+        with guarded("mechanism", mechanism.name, "apply"):
+            return mechanism.apply(np.asarray(value, dtype=np.float64), event, rng), event
 
     def release_planned(
         self, mechanism: Mechanism, value: Array, event: PrivacyEvent, *, rng: np.random.Generator
     ) -> Array:
         """Charge an event the caller planned (and annotated, e.g. with a ``count``), then draw its noise."""
         self.charge(event)
-        return mechanism.apply(np.asarray(value, dtype=np.float64), event, rng)
+        with guarded("mechanism", mechanism.name, "apply"):
+            return mechanism.apply(np.asarray(value, dtype=np.float64), event, rng)
 
     def release_smooth(
         self,
         mechanism: SmoothMechanism,
         value: Array,
-        bound: float,
+        log_bound: float,
         gamma: float,
         budget: Budget,
         *,
@@ -82,14 +85,15 @@ class PrivacySpender:
         """
         event = mechanism.plan_smooth(gamma, budget, label=label, dimension=int(np.size(value)))
         self.charge(event)
-        released = mechanism.release_smooth(
-            np.asarray(value, dtype=np.float64),
-            bound,
-            event,
-            rng,
-            proposal=proposal,
-            fallback_sensitivity=fallback_sensitivity,
-        )
+        with guarded("mechanism", mechanism.name, "release_smooth"):
+            released = mechanism.release_smooth(
+                np.asarray(value, dtype=np.float64),
+                log_bound,
+                event,
+                rng,
+                proposal=proposal,
+                fallback_sensitivity=fallback_sensitivity,
+            )
         return released, event
 
     @property

@@ -11,7 +11,17 @@ import numpy.typing as npt
 
 from privframe.errors import ConfigError, DataError, PluginError
 
-__all__ = ["Array", "Bounds", "BoundsLike", "Design", "IndexMatrix", "L2Ball", "SmoothRelease", "as_bounds"]
+__all__ = [
+    "Array",
+    "Bounds",
+    "BoundsLike",
+    "Design",
+    "IndexMatrix",
+    "L2Ball",
+    "SmoothRelease",
+    "SmoothReleaseBatch",
+    "as_bounds",
+]
 
 Array: TypeAlias = npt.NDArray[np.float64]
 """A float64 array (data, statistic values)."""
@@ -45,6 +55,8 @@ class Bounds:
     def __attrs_post_init__(self) -> None:
         if not self.low < self.high:
             raise ConfigError("need low < high", path="bounds")
+        if not math.isfinite(self.high - self.low):
+            raise ConfigError("the width high - low must be a finite double", path="bounds")
 
     @property
     def width(self) -> float:
@@ -72,7 +84,12 @@ class L2Ball:
         """Project each row of two-dimensional data onto the ball."""
         if x.ndim != 2:
             raise DataError("an L2Ball bound needs two-dimensional data (n, d)", path="x")
-        norms = np.linalg.norm(x, axis=1, keepdims=True)
+        with np.errstate(over="ignore"):
+            norms = np.linalg.norm(x, axis=1, keepdims=True)
+        if not np.all(np.isfinite(norms)):  # rows of finite huge entries: the norm of the row scaled down
+            peak = np.max(np.abs(x), axis=1, keepdims=True)
+            unit = np.where(peak > 0, peak, 1.0)
+            norms = peak * np.linalg.norm(x / unit, axis=1, keepdims=True)
         # rows inside the ball keep scale 1 (no division: a zero row used to overflow radius / tiny)
         scale = np.divide(self.radius, norms, out=np.ones_like(norms), where=norms > self.radius)
         projected: Array = x * scale
@@ -156,3 +173,28 @@ class SmoothRelease:
     bound: float
     noise_scale: float
     passed: bool = True
+
+
+@attrs.frozen(eq=False)
+class SmoothReleaseBatch:
+    """``N`` independent releases of a smooth-bound mechanism (row i is one :class:`SmoothRelease`).
+
+    Parameters
+    ----------
+    value : ndarray
+        ``(N, d)`` noisy values; NaN in a row that was not released.
+    bound : ndarray
+        ``(N,)`` bounds the noise was scaled to (NaN where not released).
+    noise_scale : ndarray
+        ``(N,)`` standard deviations of the release noise.
+    passed : ndarray
+        ``(N,)`` test outcomes (False where the test failed, released through a fallback or not at all).
+    released : ndarray
+        ``(N,)`` False where the test failed and nothing was released (``PTRFailed`` for a single release).
+    """
+
+    value: Array
+    bound: Array
+    noise_scale: Array
+    passed: npt.NDArray[np.bool_]
+    released: npt.NDArray[np.bool_]

@@ -53,10 +53,22 @@ def gaussian_shift(shift: float) -> Callable[..., np.ndarray]:
     return release
 
 
+def weakened(event: pf.PrivacyEvent, factor: float) -> pf.PrivacyEvent:
+    """``event`` with ``factor`` times its noise: an exact lattice release draws integer noise on its event's
+    grid, so its noise is scaled through the grid (the value then rounds to a finer grid too)."""
+    details = dict(event.details)
+    if "grid" in details:
+        details["grid"] *= factor
+    return attrs.evolve(event, noise_scale=(event.noise_scale or 0.0) * factor, details=details)
+
+
 def broken(mechanism: Any, budget: pf.Budget, factor: float = 0.5) -> tuple[Callable[..., np.ndarray], pf.Budget]:
-    """``mechanism`` with ``factor`` times the planned noise, claiming the honest event's budget."""
+    """``mechanism`` with ``factor`` times the planned noise, claiming the honest event's budget.
+
+    An exact lattice release draws integer noise on its event's grid, so its noise is scaled through the grid.
+    """
     event = mechanism.plan(1.0, budget, label="audit")
-    weak = attrs.evolve(event, noise_scale=(event.noise_scale or 0.0) * factor)
+    weak = weakened(event, factor)
 
     def release(value: float, rng: np.random.Generator, batch: int) -> np.ndarray:
         out: np.ndarray = mechanism.apply(np.full(batch, value), weak, rng)
@@ -372,8 +384,11 @@ def test_laplace_sensitivity_is_the_l2_norm_scaled_to_l1_in_d_dimensions() -> No
     # projected on the mean difference, i.e. the diagonal: the score is the sum of the coordinates
     honest = audit_mechanism(release(event), 0.0, 1.0, event.budget, N_SAMPLES, rng=12, batch=BATCH)
     assert honest.passed
-    assert event.noise_scale is not None
-    l1_as_l2 = attrs.evolve(event, noise_scale=event.noise_scale / 2)
+    # the bug: the L2 sensitivity 1 taken as the L1 one, i.e. the lattice planned for Delta_1 = 1, not 2
+    wrong = pf.noise.plan_laplace(1.0, 1.0, 4)
+    assert wrong.scale == pytest.approx(event.noise_scale / 2, rel=1e-5)
+    details = {**event.details, "grid": wrong.grid, "t": float(wrong.t), "sensitivity_units": wrong.sensitivity}
+    l1_as_l2 = attrs.evolve(event, noise_scale=wrong.scale, details=details)
     caught = audit_mechanism(release(l1_as_l2), 0.0, 1.0, event.budget, N_SAMPLES, rng=12, batch=BATCH)
     assert not caught.passed
 
@@ -401,6 +416,9 @@ def test_ptr_gdp_passes_and_half_noise_is_caught() -> None:
 
         def release_smooth(self, *args: Any, **kwargs: Any) -> Any:
             return mechanism.release_smooth(*args, **kwargs)
+
+        def release_smooth_batch(self, *args: Any, **kwargs: Any) -> Any:
+            return mechanism.release_smooth_batch(*args, **kwargs)
 
     caught = audit_smooth_mechanism(HalfNoise(), budget, gamma=0.1, n_samples=30_000, rng=13)
     assert not caught.passed, str(caught)
@@ -494,9 +512,9 @@ class RecordingPTR:
         event: pf.PrivacyEvent = _mechanism("ptr-gdp").plan_smooth(gamma, budget, label=label, dimension=dimension)
         return event
 
-    def release_smooth(self, value: pf.Array, bound: float, event: pf.PrivacyEvent, rng: Any, **kwargs: Any) -> Any:
-        _SMOOTH_RECORDED.append((event.label, np.array(value, dtype=np.float64), bound, event))
-        return _mechanism("ptr-gdp").release_smooth(value, bound, event, rng, **kwargs)
+    def release_smooth(self, value: pf.Array, log_bound: float, event: pf.PrivacyEvent, rng: Any, **kwargs: Any) -> Any:
+        _SMOOTH_RECORDED.append((event.label, np.array(value, dtype=np.float64), log_bound, event))
+        return _mechanism("ptr-gdp").release_smooth(value, log_bound, event, rng, **kwargs)
 
 
 @attrs.frozen
@@ -553,7 +571,7 @@ def replay(
 
     def release(which: int, rng: np.random.Generator, batch: int) -> np.ndarray:
         value, event = records[which]
-        event = attrs.evolve(event, noise_scale=(event.noise_scale or 0.0) * noise_factor)
+        event = weakened(event, noise_factor)
         out: np.ndarray = gaussian.apply(np.tile(value, (batch, 1)), event, rng)
         return np.maximum(out, 0.0) if clamp else out
 
@@ -603,7 +621,7 @@ SmoothRecord = tuple[np.ndarray, float, pf.PrivacyEvent]
 
 
 def recorded_smooth_releases(data: np.ndarray, **options: Any) -> dict[str, SmoothRecord]:
-    """Run cr-ss (median) once: {label: (value, smooth bound, planned event)} for each release."""
+    """Run cr-ss (median) once: {label: (value, ln smooth bound, planned event)} for each release."""
     _SMOOTH_RECORDED.clear()
     pf.confidence_interval(
         data, "median", method="cr-ss", budget=pf.GDP(1.0, delta=1e-4), bounds=(0.0, 1.0),
@@ -617,15 +635,16 @@ def smooth_replay(records: dict[int, SmoothRecord], noise_factor: float = 1.0) -
     ``noise_factor = 1/2`` halves both the test and the release noise."""
     ptr = _mechanism("ptr-gdp")
 
-    def release(which: int, rng: np.random.Generator) -> np.ndarray:
-        value, bound, event = records[which]
+    def release(which: int, rng: np.random.Generator, batch: int = 1) -> np.ndarray:
+        value, log_bound, event = records[which]
         if noise_factor != 1.0:
             details = dict(event.details)
             details["mu_test"] /= noise_factor
             details["mu_release"] /= noise_factor
             event = attrs.evolve(event, details=details)
-        out = ptr.release_smooth(value, bound, event, rng)
-        return np.array([math.log(out.bound), float(out.value[0])])
+        rows = np.repeat(np.asarray(value, dtype=np.float64).reshape(1, -1), batch, axis=0)
+        out = ptr.release_smooth_batch(rows, np.full(batch, log_bound), event, rng)
+        return np.column_stack([np.log(out.bound), out.value[:, 0]])
 
     return release
 
@@ -646,15 +665,17 @@ def test_cr_ss_centre_passes_and_half_noise_is_caught() -> None:
     centre = {
         which: recorded_smooth_releases(data, sampler="wor", B=50)["center"] for which, data in ((0, c0), (1, c1))
     }
-    (v0, s0, event), (v1, s1, _) = centre[0], centre[1]
-    assert (float(v0[0]), float(v1[0]), s0, s1) == (0.0, 1.0, 1.0, 1.0)
+    (v0, log_s0, event), (v1, log_s1, _) = centre[0], centre[1]
+    assert (float(v0[0]), float(v1[0]), log_s0, log_s1) == (0.0, 1.0, 0.0, 0.0)  # both smooth bounds are 1
     claim = event.budget
     assert claim == pf.GDP(1 / math.sqrt(2), delta=5e-5)
     options: dict[str, Any] = {"projection": "coordinates"}
-    ok = audit_mechanism(smooth_replay(centre), 0, 1, claim, CR_SS_SAMPLES, rng=30, **options)
+    ok = audit_mechanism(smooth_replay(centre), 0, 1, claim, CR_SS_SAMPLES, rng=30, batch=5000, **options)
     assert ok.passed, str(ok)
     assert 0.25 < ok.empirical_lower_bound <= ok.claimed_value
-    bad = audit_mechanism(smooth_replay(centre, noise_factor=0.5), 0, 1, claim, CR_SS_SAMPLES, rng=30, **options)
+    bad = audit_mechanism(
+        smooth_replay(centre, noise_factor=0.5), 0, 1, claim, CR_SS_SAMPLES, rng=30, batch=5000, **options
+    )
     assert not bad.passed, str(bad)
 
 
@@ -677,16 +698,16 @@ def test_cr_ss_radius_passes_and_the_bound_without_kappa_is_caught() -> None:
         for which, data in ((0, r0), (1, r1))
     }
     gamma = honest[0][2].details["gamma"]
-    shift = math.log(honest[1][1] / honest[0][1])
+    shift = honest[1][1] - honest[0][1]  # the records carry ln s(D)
     assert 0.8 * gamma < shift <= gamma  # ln s(D) moves by nearly the whole log-smoothness kappa beta
-    assert math.log(lie[1][1] / lie[0][1]) > 2 * lie[0][2].details["gamma"]  # but by 2.5 x gamma under the lie
+    assert lie[1][1] - lie[0][1] > 2 * lie[0][2].details["gamma"]  # but by 2.5 x gamma under the lie
     claim = honest[0][2].budget
     assert claim == pf.GDP(1 / math.sqrt(2), delta=5e-5)
     options: dict[str, Any] = {"projection": "coordinates"}
-    ok = audit_mechanism(smooth_replay(honest), 0, 1, claim, CR_SS_SAMPLES, rng=31, **options)
+    ok = audit_mechanism(smooth_replay(honest), 0, 1, claim, CR_SS_SAMPLES, rng=31, batch=5000, **options)
     assert ok.passed, str(ok)
     assert 0.3 < ok.empirical_lower_bound <= ok.claimed_value
-    bad = audit_mechanism(smooth_replay(lie), 0, 1, claim, CR_SS_SAMPLES, rng=31, **options)
+    bad = audit_mechanism(smooth_replay(lie), 0, 1, claim, CR_SS_SAMPLES, rng=31, batch=5000, **options)
     assert not bad.passed, str(bad)
     assert bad.empirical_lower_bound > 1.0
 
@@ -791,7 +812,7 @@ class HalfNoiseGaussian:
         return _gaussian().plan(sensitivity, budget, label=label, dimension=dimension)
 
     def apply(self, value: pf.Array, event: pf.PrivacyEvent, rng: np.random.Generator) -> pf.Array:
-        return _gaussian().apply(value, attrs.evolve(event, noise_scale=(event.noise_scale or 0.0) / 2), rng)
+        return _gaussian().apply(value, weakened(event, 0.5), rng)
 
 
 class BrokenPlugin:

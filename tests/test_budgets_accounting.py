@@ -626,7 +626,8 @@ def test_spender_refuses_before_drawing_noise() -> None:
     rng = np.random.default_rng(7)
     value, ev = spender.release(mech, np.zeros(3), 1.0, pf.PureDP(0.75), label="first", rng=rng)
     assert value.shape == (3,)
-    assert ev.noise_scale == pytest.approx(np.sqrt(3) / 0.75, rel=1e-15)  # L2 sensitivity 1 -> L1 sqrt(3)
+    expected = np.sqrt(3) / 0.75  # L2 sensitivity 1 -> L1 sqrt(3); the lattice noise is at most the ratio above
+    assert expected <= ev.noise_scale <= expected * pf.noise.max_scale_ratio(0.75, 3)
     state = rng.bit_generator.state
     with pytest.raises(pf.BudgetError):
         spender.release(mech, np.zeros(3), 1.0, pf.PureDP(0.5), label="second", rng=rng)
@@ -650,8 +651,15 @@ def test_spender_without_limit_and_empty_ledger() -> None:
 def test_gaussian_plan_gdp(sensitivity: float, mu: float) -> None:
     mech = pf.registry.create("mechanism", "gaussian")
     ev = mech.plan(sensitivity, pf.GDP(mu), label="center")
-    assert ev.noise_scale == sensitivity / mu
+    assert sensitivity / mu <= ev.noise_scale <= sensitivity / mu * pf.noise.max_scale_ratio(mu)
+    assert ev.details["mu_effective"] <= mu  # the discrete Gaussian on its grid, charged conservatively
     assert ev.budget == pf.GDP(mu)
+    assert (
+        pf.registry.create("mechanism", "gaussian", exact=False)
+        .plan(sensitivity, pf.GDP(mu), label="center")
+        .noise_scale
+        == sensitivity / mu
+    )
     assert ev.sensitivity == sensitivity
     assert ev.label == "center"
     assert ev.mechanism == "gaussian"
@@ -661,7 +669,7 @@ def test_gaussian_plan_gdp_with_delta_spends_no_delta() -> None:
     mech = pf.registry.create("mechanism", "gaussian")
     ev = mech.plan(1.0, pf.GDP(2.0, delta=1e-6), label="x")
     assert ev.budget == pf.GDP(2.0)
-    assert ev.noise_scale == 0.5
+    assert 0.5 <= ev.noise_scale <= 0.5 * pf.noise.max_scale_ratio(2.0)
 
 
 @pytest.mark.parametrize(("eps", "delta"), [(1.0, 1e-5), (0.3, 1e-8), (4.0, 1e-3)])
@@ -669,7 +677,7 @@ def test_gaussian_plan_approx_dp(eps: float, delta: float) -> None:
     mech = pf.registry.create("mechanism", "gaussian")
     mu_star = accounting.gdp_mu_for(eps, delta)
     ev = mech.plan(1.5, pf.ApproxDP(eps, delta), label="x")
-    assert ev.noise_scale == 1.5 / mu_star
+    assert 1.5 / mu_star <= ev.noise_scale <= 1.5 / mu_star * pf.noise.max_scale_ratio(mu_star)
     assert ev.budget == pf.GDP(mu_star)
     # the recorded guarantee really implies the requested one
     assert ev.budget.delta_at(eps) <= delta
@@ -679,7 +687,9 @@ def test_gaussian_plan_approx_dp(eps: float, delta: float) -> None:
 def test_laplace_plan(budget: pf.Budget) -> None:
     mech = pf.registry.create("mechanism", "laplace")
     ev = mech.plan(0.4, budget, label="x")
-    assert ev.noise_scale == 0.4 / budget.epsilon  # type: ignore[union-attr]
+    eps = budget.epsilon  # type: ignore[union-attr]
+    assert 0.4 / eps <= ev.noise_scale <= 0.4 / eps * pf.noise.max_scale_ratio(eps)
+    assert ev.details["epsilon_effective"] <= eps
     assert ev.budget == pf.PureDP(budget.epsilon)  # type: ignore[union-attr]
 
 

@@ -350,8 +350,10 @@ class CoinMethod:
             raise pf.SamplerRejected("rejected", path="sampler")
         if u < self.p_reject + self.p_ptr:
             raise pf.PTRFailed("failed", path="ptr")
-        center = 0.0 if v < self.p_cover else 10.0
-        return ctx.interval(center - 1, center + 1, center)
+        # Both intervals lie inside the bounds [-0.5, 0.5] (methods' intervals are clipped to the mean's range):
+        # (-0.25, 0.25) covers the truth 0, the open (0, 0.5) does not; each has width 0.5.
+        center = 0.0 if v < self.p_cover else 0.25
+        return ctx.interval(center - 0.25, center + 0.25, center)
 
 
 class CoinPlugin:
@@ -381,7 +383,7 @@ def test_coverage_and_its_se_estimate_a_known_coverage(coin: str) -> None:
     # Coverage of 400 Bernoulli(0.9) trials: SE sqrt(0.9 * 0.1 / 400) = 0.015; allow 3 SE.
     assert abs(row.coverage - 0.9) <= 3 * 0.015
     assert row.coverage_se == pytest.approx(math.sqrt(row.coverage * (1 - row.coverage) / 400))
-    assert row.mean_width == 2.0
+    assert row.mean_width == 0.5
     assert row.failure_rate == 0.0
     assert row.guarantee == "non-private"
     assert row.epsilon is None
@@ -579,7 +581,7 @@ def test_interrupt_leaves_finished_cells_and_resume_skips_them(
 
 def test_ctrl_c_on_the_command_line_keeps_finished_cells(tmp_path: Path) -> None:
     command = [sys.executable, "-m", "privframe.cli", "experiment", "seed1-mean", "--methods", "cr-gs-wor"]
-    command += ["--trials", "10", "--n", "300,400,500,600,700,800,900,1000", "--budget", "mu=1", "--out", str(tmp_path)]
+    command += ["--trials", "25", "--n", "300,400,500,600,700,800,900,1000", "--budget", "mu=1", "--out", str(tmp_path)]
     cells = tmp_path / "seed1-mean" / "cells"
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:

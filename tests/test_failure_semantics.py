@@ -32,7 +32,8 @@ SENTINEL_TEXT = "123456"
 
 
 class CountingGenerator(np.random.Generator):
-    """A numpy Generator that counts the calls of the distributions privframe's mechanisms draw from."""
+    """A numpy Generator that counts noise draws: calls of the float distributions, and exact lattice releases
+    (``pf.noise.release`` and ``release_rows``, which draw integers; counted by the fixture below)."""
 
     def __init__(self, bit_generator: np.random.BitGenerator) -> None:
         super().__init__(bit_generator)
@@ -53,6 +54,25 @@ class CountingGenerator(np.random.Generator):
     def random(self, *args: Any, **kwargs: Any) -> Any:
         self.draws += 1
         return super().random(*args, **kwargs)
+
+
+@pytest.fixture(autouse=True)
+def _count_lattice_releases(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each exact lattice release from a counting generator counts as one draw."""
+    original, original_rows = pf.noise.release, pf.noise.release_rows
+
+    def counted(value: Any, plan: Any, rng: np.random.Generator) -> Any:
+        if isinstance(rng, CountingGenerator):
+            rng.draws += 1
+        return original(value, plan, rng)
+
+    def counted_rows(values: Any, plans: Any, rng: np.random.Generator) -> Any:
+        if isinstance(rng, CountingGenerator):
+            rng.draws += 1
+        return original_rows(values, plans, rng)
+
+    monkeypatch.setattr(pf.noise, "release", counted)
+    monkeypatch.setattr(pf.noise, "release_rows", counted_rows)
 
 
 @pytest.fixture
@@ -108,8 +128,8 @@ class RecordingPTR:
         event: pf.PrivacyEvent = self._inner().plan_smooth(gamma, budget, label=label, dimension=dimension)
         return event
 
-    def release_smooth(self, value: pf.Array, bound: float, event: pf.PrivacyEvent, rng: Any, **kwargs: Any) -> Any:
-        out = self._inner().release_smooth(value, bound, event, rng, **kwargs)
+    def release_smooth(self, value: pf.Array, log_bound: float, event: pf.PrivacyEvent, rng: Any, **kwargs: Any) -> Any:
+        out = self._inner().release_smooth(value, log_bound, event, rng, **kwargs)
         RELEASED.append(event.label)
         return out
 
@@ -239,7 +259,7 @@ def test_ptr_failure_rate_matches_the_formula_and_a_failure_draws_no_release_noi
     for seed in range(draws):
         rng = CountingGenerator(np.random.PCG64(seed))
         try:
-            out = mechanism.release_smooth(np.array([0.5]), bound, event, rng, proposal=proposal)
+            out = mechanism.release_smooth(np.array([0.5]), math.log(bound), event, rng, proposal=proposal)
         except pf.PTRFailed as exc:
             messages.append(str(exc))
             assert rng.draws == 1
@@ -255,11 +275,12 @@ def test_ptr_global_fallback_never_fails_and_says_so() -> None:
     mechanism = pf.registry.create("mechanism", "ptr-gdp", {"variant": "classic", "on_fail": "global"})
     event = mechanism.plan_smooth(0.2, pf.GDP(1.0, delta=1e-6), label="center")
     out = mechanism.release_smooth(
-        np.array([0.5]), 2.5, event, np.random.default_rng(0), proposal=1e-9, fallback_sensitivity=4.0
+        np.array([0.5]), math.log(2.5), event, np.random.default_rng(0), proposal=1e-9, fallback_sensitivity=4.0
     )
     assert not out.passed
     assert out.bound == 4.0
-    assert out.noise_scale == pytest.approx(4.0 / event.details["mu_release"])
+    expected = 4.0 / event.details["mu_release"]  # the exact lattice noise is at most max_scale_ratio above
+    assert expected <= out.noise_scale <= expected * pf.noise.max_scale_ratio(event.details["mu_release"])
 
 
 def test_cr_ss_failure_rate_through_the_front_door() -> None:
@@ -279,7 +300,7 @@ def test_cr_ss_failure_rate_through_the_front_door() -> None:
     probe = pf.confidence_interval(x, "median", **common, center_proposal=1e9, radius_proposal=1e9, rng=0)
     beta, mu_test = probe.diagnostics["beta"], probe.diagnostics["mu_test"]
     statistic = pf.registry.create("statistic", "median")
-    s_center = statistic.smooth_sensitivity(np.clip(x, -4.0, 4.0), beta, pf.Bounds(-4.0, 4.0))
+    s_center = math.exp(statistic.log_smooth_sensitivity(np.clip(x, -4.0, 4.0), beta, pf.Bounds(-4.0, 4.0)))
     proposal = _proposal_for(0.3, s_center, beta, mu_test, 1e-4 / 2)
     calls, messages = 250, []
     for seed in range(calls):

@@ -56,9 +56,12 @@ def test_ks_options_and_errors() -> None:
         pf.confidence_interval(np.zeros(100), "ks", method="privsub", budget=pf.PureDP(1.0))
     with pytest.raises(pf.ConfigError, match=r"^reference:"):
         KolmogorovSmirnov(reference=3.0)
-    stat = KolmogorovSmirnov(reference=lambda x: 2 * np.ones_like(x))
-    with pytest.raises(pf.ConfigError, match=r"^reference: must return one CDF value in \[0, 1\]"):
-        stat.prepare(np.zeros(5), None)
+    # A reference returning values outside [0, 1] on some data must not fail there (a failure would depend on
+    # the data): its values are mapped into [0, 1], NaN to 0. A wrong shape does not depend on the values.
+    stat = KolmogorovSmirnov(reference=lambda x: np.where(x > 0, 2.0, np.nan))
+    assert stat.prepare(np.array([-1.0, 1.0]), None).tolist() == [0.0, 1.0]
+    with pytest.raises(pf.ConfigError, match=r"^reference: must return one CDF value per record"):
+        KolmogorovSmirnov(reference=lambda x: np.zeros(3)).prepare(np.zeros(5), None)
     with pytest.raises(pf.ConfigError, match=r"^bounds:"):
         KolmogorovSmirnov(reference=stats.norm()).prepare(np.zeros(5), pf.Bounds(0, 1))
     assert not pf.evaluation.requires_bounds(KolmogorovSmirnov(reference=stats.norm()))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import attrs
 import numpy as np
 import pytest
 from scipy import stats
@@ -39,10 +40,32 @@ def test_plan_refuses_budgets_it_cannot_honour(budget: pf.Budget, match: str) ->
 
 
 def test_bound_variant_draws_the_documented_bound() -> None:
-    """b = exp(ln s + (gamma/mu_0)(Z_0 + z_{1-delta})) and noise b/mu_1, with Z_0 drawn first."""
+    """Exact noise: ln b is the noisy ln s on its grid, shifted up by ceil(sd z_{1-delta}) + 2 steps; the
+    release is the value plus the exact discrete Gaussian of scale b / mu_1 on its own grid; test first."""
     mech = PTRGDP()
     event = _event(mech, mu=1.0, delta=1e-6, gamma=0.2)
-    out = mech.release_smooth(np.array([3.0]), 0.5, event, np.random.default_rng(4))
+    out = mech.release_smooth(np.array([3.0]), math.log(0.5), event, np.random.default_rng(4))
+    mu0 = mu1 = 1 / math.sqrt(2)
+    rng = np.random.default_rng(4)
+    test = pf.noise.plan_gaussian(0.2, mu0)
+    noisy = float(pf.noise.release(np.array([math.log(0.5)]), test, rng)[0])
+    steps = math.ceil(math.sqrt(test.t * test.q) * -ndtri(1e-6)) + 2
+    b = math.exp(noisy + test.grid * steps)
+    assert (noisy / test.grid).is_integer()
+    assert out.bound == b
+    release = pf.noise.plan_gaussian(b, mu1)
+    assert out.noise_scale == release.scale
+    assert out.value[0] == pf.noise.release(np.array([3.0]), release, rng)[0]
+    assert (out.value[0] / release.grid).is_integer()
+    assert out.passed
+
+
+def test_float_bound_variant_draws_the_documented_bound() -> None:
+    """With float noise: b = exp(ln s + (gamma/mu_0)(Z_0 + z_{1-delta})) and noise b/mu_1, Z_0 drawn first."""
+    mech = PTRGDP(exact=False)
+    event = _event(mech, mu=1.0, delta=1e-6, gamma=0.2)
+    assert event.details["float_noise"] == 1.0
+    out = mech.release_smooth(np.array([3.0]), math.log(0.5), event, np.random.default_rng(4))
     z0, z1 = np.random.default_rng(4).standard_normal(2)
     mu0 = mu1 = 1 / math.sqrt(2)
     b = math.exp(math.log(0.5) + (0.2 / mu0) * (z0 - ndtri(1e-6)))
@@ -55,20 +78,20 @@ def test_bound_variant_draws_the_documented_bound() -> None:
 def test_classic_variant_passes_fails_and_falls_back() -> None:
     mech = PTRGDP(variant="classic")
     event = _event(mech, gamma=0.05)
-    passed = mech.release_smooth(np.array([1.0]), 0.01, event, np.random.default_rng(1), proposal=10.0)
+    passed = mech.release_smooth(np.array([1.0]), math.log(0.01), event, np.random.default_rng(1), proposal=10.0)
     assert passed.passed
     assert passed.bound == 10.0
     with pytest.raises(pf.PTRFailed, match="nothing was released") as info:
-        mech.release_smooth(np.array([0.123456789]), 10.0, event, np.random.default_rng(1), proposal=0.01)
+        mech.release_smooth(np.array([0.123456789]), math.log(10.0), event, np.random.default_rng(1), proposal=0.01)
     assert "0.123" not in str(info.value)
     fallback = PTRGDP(variant="classic", on_fail="global")
     out = fallback.release_smooth(
-        np.array([1.0]), 10.0, event, np.random.default_rng(1), proposal=0.01, fallback_sensitivity=2.0
+        np.array([1.0]), math.log(10.0), event, np.random.default_rng(1), proposal=0.01, fallback_sensitivity=2.0
     )
     assert not out.passed
     assert out.bound == 2.0
     with pytest.raises(pf.ConfigError, match="proposal"):
-        mech.release_smooth(np.array([1.0]), 1.0, event, np.random.default_rng(1))
+        mech.release_smooth(np.array([1.0]), 0.0, event, np.random.default_rng(1))
 
 
 def test_classic_failure_rate_matches_the_gaussian_tail() -> None:
@@ -84,7 +107,7 @@ def test_classic_failure_rate_matches_the_gaussian_tail() -> None:
     passes = 0
     for seed in range(runs):
         try:
-            mech.release_smooth(np.array([0.0]), s, event, np.random.default_rng(seed), proposal=b0)
+            mech.release_smooth(np.array([0.0]), math.log(s), event, np.random.default_rng(seed), proposal=b0)
             passes += 1
         except pf.PTRFailed:
             pass
@@ -95,9 +118,10 @@ def test_classic_failure_rate_matches_the_gaussian_tail() -> None:
 def _releases(
     mech: PTRGDP, value: float, bound: float, event: pf.PrivacyEvent, rng: np.random.Generator, size: int
 ) -> np.ndarray:
-    """``size`` independent releases through the mechanism itself."""
-    point = np.array([value])
-    return np.array([mech.release_smooth(point, bound, event, rng).value[0] for _ in range(size)])
+    """``size`` independent releases through the mechanism's batch path (row i has release_smooth's law)."""
+    out = mech.release_smooth_batch(np.full((size, 1), value), np.full(size, math.log(bound)), event, rng)
+    assert out.released.all()
+    return np.asarray(out.value[:, 0])
 
 
 def _empirical_mu(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
@@ -141,9 +165,9 @@ def test_worst_case_pair_is_within_mu_and_half_noise_is_caught() -> None:
     assert point == pytest.approx(event.details["mu_release"], abs=0.06)  # the release part dominates
 
     class HalfNoise(PTRGDP):
-        def release_smooth(self, value, bound, event, rng, **kw):  # type: ignore[no-untyped-def]
-            out = super().release_smooth(value, bound, event, rng, **kw)
-            return pf.SmoothRelease(value + (out.value - value) / 2, out.bound, out.noise_scale / 2)
+        def release_smooth_batch(self, values, log_bounds, event, rng, **kw):  # type: ignore[no-untyped-def]
+            out = super().release_smooth_batch(values, log_bounds, event, rng, **kw)
+            return attrs.evolve(out, value=values + (out.value - values) / 2, noise_scale=out.noise_scale / 2)
 
     broken = HalfNoise()
     h0 = _releases(broken, 0.0, s, event, rng, size)

@@ -1,23 +1,35 @@
-"""Smooth sensitivities against brute force on tiny datasets (algorithms.md 3.2).
+"""Smooth sensitivities (carried as ln SS) against brute force, and their exact log-smoothness (algorithms.md 3.2).
 
 For a dataset x of k grid values we enumerate every dataset on the grid, compute its local sensitivity by
 trying every replacement, and take ``A_bf^(j)(x) = max {LS(y) : Hamming(x, y) <= j}``. Order statistics: the
 NRS bound must EQUAL the brute force for every j (the grid holds the data and the bounds, where the maxima
 are attained). Product U-statistic: the closed-form bound must be >= the brute force for every j (it is an
 upper bound by construction) and tight at j = 0 for data at the bounds.
+
+The order-statistic search (a direct pass over short spans, then a divide and conquer over the pairs
+``(l, u)``) must equal a brute-force maximum over all pairs on the same log grid, on tied and continuous
+rows; ``|ln SS(x) - ln SS(x')| <= beta`` must hold for the floats at every neighbour, including n = 100 000
+records of 0/1 data where ``e^{-j beta}`` underflows.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
+from typing import Any, ClassVar
 
 import numpy as np
 import pytest
 
 import privframe as pf
-from privframe_std.statistics.order import Median, Quantile, order_smooth_sensitivity
-from privframe_std.statistics.ustat import UStatistic, product_smooth_sensitivity
+from privframe import evaluation
+from privframe_std.statistics.order import Median, Quantile, order_log_grid, order_log_smooth_sensitivity
+from privframe_std.statistics.ustat import (
+    UStatistic,
+    exact_row_sums,
+    product_log_smooth_sensitivity,
+    product_log_terms,
+)
 
 GRID = np.arange(0.0, 7.0)  # values 0..6, bounds (0, 6)
 LOW, HIGH = 0.0, 6.0
@@ -89,7 +101,7 @@ def test_order_smooth_sensitivity_equals_brute_force(beta: float) -> None:
     bounds = pf.Bounds(LOW, HIGH)
     for x in rng.choice(GRID, size=(8, k)):
         brute = max(math.exp(-j * beta) * _brute_a(x, datasets, ls, j) for j in range(k + 2))
-        assert median.smooth_sensitivity(x, beta, bounds) == pytest.approx(brute, rel=1e-12)
+        assert math.exp(median.log_smooth_sensitivity(x, beta, bounds)) == pytest.approx(brute, rel=1e-12)
 
 
 def test_order_smooth_sensitivity_batch_matches_rows() -> None:
@@ -98,11 +110,11 @@ def test_order_smooth_sensitivity_batch_matches_rows() -> None:
     index = rng.integers(0, 200, size=(40, 31))
     bounds = pf.Bounds(-2.0, 3.0)
     for stat in (Median(), Quantile(q=0.1), Quantile(q=0.9)):
-        values, smooth = stat.evaluate_smooth_batch(x, index, 0.2, bounds)
+        values, log_smooth = stat.evaluate_log_smooth_batch(x, index, 0.2, bounds)
         assert values.shape == (40, 1)
         np.testing.assert_array_equal(values, stat.evaluate_batch(x, index))
-        expected = [stat.smooth_sensitivity(x[row], 0.2, bounds) for row in index]
-        np.testing.assert_allclose(smooth, expected, rtol=1e-14)
+        expected = [stat.log_smooth_sensitivity(x[row], 0.2, bounds) for row in index]
+        np.testing.assert_array_equal(log_smooth, expected)
 
 
 def test_order_smooth_sensitivity_is_log_smooth_on_neighbours() -> None:
@@ -110,12 +122,182 @@ def test_order_smooth_sensitivity_is_log_smooth_on_neighbours() -> None:
     beta = 0.4
     rng = np.random.default_rng(11)
     for x in rng.choice(GRID, size=(20, 6)):
-        base = order_smooth_sensitivity(np.sort(x)[None, :], 3, beta, LOW, HIGH)[0]
+        base = order_log_smooth_sensitivity(np.sort(x)[None, :], 3, beta, LOW, HIGH)[0]
         for i, v in itertools.product(range(6), GRID):
             y = x.copy()
             y[i] = v
-            other = order_smooth_sensitivity(np.sort(y)[None, :], 3, beta, LOW, HIGH)[0]
-            assert abs(math.log(base) - math.log(other)) <= beta + 1e-12
+            other = order_log_smooth_sensitivity(np.sort(y)[None, :], 3, beta, LOW, HIGH)[0]
+            assert abs(base - other) <= beta
+
+
+@pytest.mark.parametrize("window", [64, 0])
+@pytest.mark.parametrize(("k", "rank"), [(5, 3), (5, 1), (4, 4)])
+def test_order_log_smooth_on_every_grid_dataset_and_neighbour(k: int, rank: int, window: int) -> None:
+    """Every dataset of k values on the grid, every replace-one neighbour: ln SS covers the local sensitivity
+    and moves by at most beta, exactly (no tolerance). ``window=0`` sends every row through the divide and
+    conquer, with its rounding loss held back from beta."""
+    datasets = _all_datasets(k, GRID)
+    values = np.sort(datasets, axis=1)[:, rank - 1]
+    for beta in (0.05, 0.4, 3.0):
+        base = order_log_smooth_sensitivity(np.sort(datasets, axis=1), rank, beta, LOW, HIGH, window=window)
+        assert np.all(np.isfinite(base))
+        for i, v in itertools.product(range(k), GRID):
+            neighbour = datasets.copy()
+            neighbour[:, i] = v
+            rows = np.sort(neighbour, axis=1)
+            other = order_log_smooth_sensitivity(rows, rank, beta, LOW, HIGH, window=window)
+            assert np.all(np.abs(base - other) <= beta)
+            assert np.all(np.abs(rows[:, rank - 1] - values) <= np.exp(base))
+
+
+def _pairs_brute_force(row: np.ndarray, rank: int, beta: float, low: float, high: float, window: int) -> tuple:
+    """Max over all pairs l <= rank <= u, l < u, of the grid term, and of the plain float term."""
+    k = row.size
+    grid = order_log_grid(k, beta, low, high, window)
+    padded = np.concatenate([[low], row, [high]])
+    lo = np.arange(rank + 1)[:, None]
+    hi = np.arange(rank, k + 2)[None, :]
+    gaps = padded[hi] - padded[lo]
+    with np.errstate(divide="ignore"):
+        logs = np.log(gaps)
+    on_grid = np.where(hi > lo, grid.quantize(logs) - grid.decay(hi - lo - 1), -np.inf)
+    plain = np.where(hi > lo, logs - (hi - lo - 1) * beta, -np.inf)
+    return float(on_grid.max()), float(plain.max()), grid
+
+
+def _random_row(rng: np.random.Generator, kind: str, k: int) -> np.ndarray:
+    if kind == "ties":
+        return rng.integers(0, 3, size=k).astype(np.float64)
+    if kind == "skewed ties":
+        return rng.choice([0.0, 0.5, 1.0, 2.0], size=k, p=[0.6, 0.1, 0.1, 0.2])
+    if kind == "rounded":
+        return np.round(rng.uniform(-1.0, 3.0, size=k), 1)
+    return np.clip(rng.normal(size=k), -3.0, 3.0)
+
+
+@pytest.mark.parametrize("kind", ["ties", "skewed ties", "rounded", "continuous"])
+@pytest.mark.parametrize("beta", [1e-6, 1e-3, 0.05, 5.0])
+def test_order_search_equals_brute_force_over_all_pairs(kind: str, beta: float) -> None:
+    """The search (direct pass, tie-block pairs, divide and conquer) equals the maximum over all pairs on the
+    same grid, and is within the grid's documented distance of the plain floating-point maximum."""
+    rng = np.random.default_rng(list(f"{kind} {beta}".encode()))
+    for trial in range(12):
+        k = int(rng.integers(1, 300)) if trial else 300
+        row = np.sort(_random_row(rng, kind, k))
+        rank = int(rng.integers(1, k + 1))
+        for window in (64, 0):
+            got = float(order_log_smooth_sensitivity(row[None, :], rank, beta, -3.0, 3.0, window=window)[0])
+            on_grid, plain, grid = _pairs_brute_force(row, rank, beta, -3.0, 3.0, window)
+            assert got == on_grid
+            assert -1e-12 <= got - plain <= grid.h + (k + 1) * (beta - grid.beta_step) + 1e-12
+
+
+def test_order_search_batch_does_not_depend_on_its_rows() -> None:
+    """Rows that need the divide and conquer, batched with rows of other widths, get their own results."""
+    rng = np.random.default_rng(8)
+    rows = np.sort(np.concatenate([rng.integers(0, 2, size=(6, 250)), rng.normal(size=(6, 250))]), axis=1)
+    rows[6:] = np.clip(rows[6:], -3.0, 3.0)
+    for window in (64, 0):
+        batch = order_log_smooth_sensitivity(rows, 125, 1e-3, -3.0, 3.0, window=window)
+        alone = [order_log_smooth_sensitivity(row[None, :], 125, 1e-3, -3.0, 3.0, window=window)[0] for row in rows]
+        np.testing.assert_array_equal(batch, alone)
+
+
+N_LARGE = 100_000
+
+
+def _zero_one(share_of_ones: float, seed: int) -> np.ndarray:
+    return (np.random.default_rng(seed).uniform(size=N_LARGE) < share_of_ones).astype(np.float64)
+
+
+@pytest.mark.parametrize("beta", [1e-4, 1e-3, 1e-2, 0.5])
+def test_order_log_smooth_on_tied_zero_one_data_at_n_100000(beta: float) -> None:
+    """0/1 data with the median inside a block of ties. On bounds (0, 1) the best pair is the nearest 0-1 step,
+    so ln SS = -(span) beta_step exactly; e^{-j beta} underflows (beta = 0.5: ln SS ~ -10^4) where the linear
+    search gave 0 or a subnormal. Each neighbour (a 0 replaced by a 1, a 1 by a 0, records at the median's value
+    and away from it, and replacements by the bounds and by an interior value) moves ln SS by at most beta."""
+    median = Median()
+    r = median.rank(N_LARGE)
+    for share, bounds in ((0.499, pf.Bounds(0.0, 1.0)), (0.3, pf.Bounds(0.0, 1.0)), (0.3, pf.Bounds(-1.0, 2.0))):
+        x = _zero_one(share, seed=int(share * 1000))
+        zeros = N_LARGE - int(x.sum())
+        assert zeros > r  # the median is 0, inside the block of zeros
+        base = median.log_smooth_sensitivity(x, beta, bounds)
+        assert math.isfinite(base)
+        if bounds.low == 0.0:
+            grid = order_log_grid(N_LARGE, beta, 0.0, 1.0)
+            assert base == -(zeros - r) * grid.beta_step  # the pair (r, first one): gap 1, span zeros - r
+            assert base == pytest.approx(-(zeros - r) * beta, rel=1e-6)
+        for old, new in ((0.0, 1.0), (1.0, 0.0), (0.0, bounds.low), (1.0, bounds.high), (0.0, 0.5), (1.0, 0.5)):
+            y = x.copy()
+            y[np.flatnonzero(x == old)[0]] = new
+            other = median.log_smooth_sensitivity(y, beta, bounds)
+            assert math.isfinite(other)
+            assert abs(base - other) <= beta * (1 + 1e-12)
+
+
+def test_order_search_cost_does_not_grow_with_ties() -> None:
+    """At n = 100 000 the full-data search is O(n log n) whatever the data: the direct pass stops at span 64,
+    at most the one row goes to the divide and conquer, whose depth is at most ceil(log2(n + 2)) and which
+    evaluates at most 2 (n + 2) matrix entries per level. Tied 0/1 data with the median deep in a block of ties
+    (the nearest step 20 000 ranks away: the old linear search needed ~2 * 10^8 evaluations) and continuous
+    data at a small beta (the best span is ~10^3) both stay within that budget."""
+    median = Median()
+    r = median.rank(N_LARGE)
+    levels = math.ceil(math.log2(N_LARGE + 2))
+    budget = 2 * (N_LARGE + 2) * levels
+    normal = np.clip(np.random.default_rng(1).normal(size=N_LARGE), -4.0, 4.0)
+    cases = [(_zero_one(0.3, seed=300), 0.0, 1.0), (_zero_one(0.499, seed=499), 0.0, 1.0), (normal, -4.0, 4.0)]
+    for beta in (1e-4, 1e-2):
+        for x, low, high in cases:
+            stats: dict[str, int] = {}
+            value = order_log_smooth_sensitivity(np.sort(x)[None, :], r, beta, low, high, stats=stats)[0]
+            assert math.isfinite(value)
+            assert stats["window_spans"] <= 65
+            assert stats["open_rows"] <= 1
+            assert stats["dc_levels"] <= levels
+            assert stats["dc_cells"] <= budget
+
+
+def test_beta_below_the_grid_resolution_is_refused() -> None:
+    with pytest.raises(pf.ConfigError, match=r"^beta"):
+        order_log_smooth_sensitivity(np.zeros((1, 1000)), 500, 1e-16, 0.0, 1.0)
+
+
+def test_non_finite_log_smooth_sensitivity_gives_an_uninformative_release_not_an_error() -> None:
+    """A plugin's ln SS that is not finite (SS = 0, NaN, an overflow) on some data must not raise there (the
+    error would be a release): NaN becomes +inf, and ptr-gdp turns an infinite or zero bound into a NaN
+    release, which the method reports as the widest interval."""
+
+    class Broken:
+        name: ClassVar[str] = "broken-smooth"
+
+        def evaluate_batch(self, x: np.ndarray, index: np.ndarray) -> np.ndarray:
+            return x[index].mean(axis=1, keepdims=True)
+
+        def sensitivity(self, k: int, bounds: Any) -> float:
+            return 1.0 / k
+
+        def log_smooth_sensitivity(self, x: np.ndarray, beta: float, bounds: Any) -> float:
+            return math.nan
+
+        def evaluate_log_smooth_batch(
+            self, x: np.ndarray, index: np.ndarray, beta: float, bounds: Any
+        ) -> tuple[np.ndarray, np.ndarray]:
+            return self.evaluate_batch(x, index), np.full(index.shape[0], np.nan)
+
+    x = np.full(50, 0.123456789)
+    assert evaluation.log_smooth_sensitivity(Broken(), x, 0.1, pf.Bounds(0.0, 1.0)) == math.inf
+    sampler = pf.registry.create("sampler", "wor", m=10, B=4)
+    resamples = pf.resampling.draw(sampler, 50, np.random.default_rng(0))
+    values, log_smooth = evaluation.evaluate_resamples_smooth(Broken(), x, resamples, 1, 0.1, pf.Bounds(0.0, 1.0))
+    assert values.shape == (4, 1)
+    assert np.all(log_smooth == math.inf)
+    ptr = pf.registry.create("mechanism", "ptr-gdp")
+    event = ptr.plan_smooth(0.1, pf.GDP(1.0, delta=1e-6), label="center")
+    for log_bound in (math.inf, -math.inf):
+        out = ptr.release_smooth(np.array([0.123456789]), log_bound, event, np.random.default_rng(1))
+        assert math.isnan(float(out.value[0]))
 
 
 UGRID = np.array([-0.5, -0.25, 0.0, 0.25, 0.5])
@@ -152,15 +334,19 @@ def test_product_u_bound_dominates_brute_force(k: int) -> None:
 
 @pytest.mark.parametrize("beta", [0.01, 0.1, 0.5, 2.0])
 def test_product_smooth_closed_form_equals_enumeration(beta: float) -> None:
-    """The O(1) maximisation over j equals enumerating every j up to where the bound is capped."""
+    """The O(1) maximisation over j equals enumerating every j up to where the bound is capped: exactly on the
+    log grid, and within the grid's documented distance of the plain floating-point maximum."""
     rng = np.random.default_rng(5)
     for k in (5, 50, 1000):
         totals = rng.uniform(-k / 2, k / 2, size=50)
         totals[:3] = [0.0, k / 2, -k / 4]
-        closed = product_smooth_sensitivity(totals, k, 0.5, beta)
+        closed = product_log_smooth_sensitivity(totals, k, 0.5, beta)
+        every_j = np.arange(4 * k + 10, dtype=np.float64)
+        np.testing.assert_array_equal(closed, product_log_terms(totals, k, 0.5, beta, every_j).max(axis=1))
         for total, value in zip(totals, closed, strict=True):
-            enumerated = max(math.exp(-j * beta) * _u_formula_a(total, k, 0.5, j) for j in range(4 * k + 10))
-            assert value == pytest.approx(enumerated, rel=1e-12)
+            enumerated = max(-j * beta + math.log(_u_formula_a(total, k, 0.5, j)) for j in range(4 * k + 10))
+            assert value == pytest.approx(enumerated, abs=1e-9)
+            assert value >= enumerated - 1e-13
 
 
 def test_product_u_smooth_batch_matches_rows() -> None:
@@ -169,14 +355,42 @@ def test_product_u_smooth_batch_matches_rows() -> None:
     index = rng.integers(0, 300, size=(20, 50))
     stat = UStatistic(kernel="product", degenerate=True)
     bounds = pf.Bounds(-0.5, 0.5)
-    values, smooth = stat.evaluate_smooth_batch(x, index, 0.3, bounds)
+    values, log_smooth = stat.evaluate_log_smooth_batch(x, index, 0.3, bounds)
     np.testing.assert_allclose(values, stat.evaluate_batch(x, index), rtol=1e-12)
-    expected = [stat.smooth_sensitivity(x[row], 0.3, bounds) for row in index]
-    np.testing.assert_allclose(smooth, expected, rtol=1e-12)
+    expected = [stat.log_smooth_sensitivity(x[row], 0.3, bounds) for row in index]
+    np.testing.assert_allclose(log_smooth, expected, rtol=1e-12)
     # the O(k) value equals the pairwise definition
     row = x[index[0]]
     pairwise = (np.outer(row, row).sum() - (row**2).sum()) / (50 * 49)
     assert values[0, 0] == pytest.approx(pairwise, rel=1e-10)
+
+
+def test_exact_row_sums_error_bound() -> None:
+    """The split sum is within its stated bound of the exact (math.fsum) sum, a bound ~ u k c."""
+    rng = np.random.default_rng(6)
+    rows = rng.uniform(-0.5, 0.5, size=(30, 5000))
+    total, error = exact_row_sums(rows, 0.5)
+    exact = np.array([math.fsum(row) for row in rows])
+    assert np.all(np.abs(total - exact) <= error)
+    assert error < 1e-11
+
+
+@pytest.mark.parametrize("beta", [1e-6, 1e-4, 1e-2, 0.5, 5.0])
+def test_product_u_log_smooth_at_n_100000(beta: float) -> None:
+    """Records at -c and c, n = 100 000: moving one record across the whole range moves |S| by exactly 2c, the
+    worst case, where the naive ``ln A^(j) - j beta`` exceeds beta by an ulp. ln SS is finite and moves by at
+    most beta for these neighbours and for interior replacements."""
+    stat = UStatistic(kernel="product", degenerate=True)
+    for share, bounds in ((0.5, pf.Bounds(-0.5, 0.5)), (0.9, pf.Bounds(-0.5, 0.5)), (0.3, pf.Bounds(-1.0, 0.25))):
+        x = np.where(np.random.default_rng(int(share * 10)).uniform(size=N_LARGE) < share, bounds.high, bounds.low)
+        base = stat.log_smooth_sensitivity(x, beta, bounds)
+        assert math.isfinite(base)
+        for old, new in ((bounds.low, bounds.high), (bounds.high, bounds.low), (bounds.low, 0.1), (bounds.high, 0.0)):
+            y = x.copy()
+            y[np.flatnonzero(x == old)[0]] = new
+            other = stat.log_smooth_sensitivity(y, beta, bounds)
+            assert math.isfinite(other)
+            assert abs(base - other) <= beta * (1 + 1e-12)
 
 
 def test_general_kernel_matches_pairwise_definition_and_product() -> None:

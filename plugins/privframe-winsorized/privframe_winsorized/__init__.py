@@ -98,6 +98,10 @@ class WinsorizedMean:
         result: pf.Array = clipped.mean(axis=1, keepdims=True)
         return result
 
+    def value_range(self, bounds: Any) -> tuple[float, float]:
+        """A winsorised mean of clipped data lies within the bounds (methods clip intervals to this range)."""
+        return (bounds.low, bounds.high)
+
     def sensitivity(self, k: int, bounds: Any) -> float:
         """Replace-one L2 global sensitivity on k records in ``[a, b]``: ``c (b - a) / k``.
 

@@ -1,12 +1,18 @@
-"""Checks shared by the noise mechanisms."""
+"""What the noise mechanisms share: sensitivity checks, and how a lattice plan travels in an event."""
 
 from __future__ import annotations
 
 import math
 
+import attrs
+
+import privframe as pf
+from privframe import noise
 from privframe.errors import BudgetError
 
-__all__ = ["check_sensitivity"]
+__all__ = ["check_sensitivity", "float_event", "lattice_details", "lattice_plan"]
+
+FLOAT_NOTE = "float noise: for simulations only, not safe against floating-point attacks"
 
 
 def check_sensitivity(sensitivity: float) -> float:
@@ -15,3 +21,39 @@ def check_sensitivity(sensitivity: float) -> float:
     if not math.isfinite(value) or value < 0:
         raise BudgetError("must be a finite number >= 0", path="sensitivity")
     return value
+
+
+def lattice_details(event: pf.PrivacyEvent, plan: noise.LatticePlan) -> pf.PrivacyEvent:
+    """The event with the lattice plan in its details (public numbers) and its noise scale."""
+    details = {
+        **event.details,
+        "grid": plan.grid,
+        "t": float(plan.t),
+        "q": float(plan.q),
+        "sensitivity_units": plan.sensitivity,
+    }
+    if plan.kind == "gaussian":
+        details["mu_effective"] = plan.mu
+        text = "exact discrete Gaussian on a power-of-two grid; rounding charged in the sensitivity"
+    else:
+        details["epsilon_effective"] = plan.epsilon
+        text = "exact discrete Laplace on a power-of-two grid; rounding charged in the sensitivity"
+    note = f"{event.note}; {text}" if event.note else text
+    return attrs.evolve(event, noise_scale=plan.scale, details=details, note=note)
+
+
+def lattice_plan(event: pf.PrivacyEvent, kind: str) -> noise.LatticePlan:
+    """The lattice plan an event carries (planned by :func:`lattice_details`)."""
+    details = event.details
+    try:
+        return noise.LatticePlan(
+            kind, details["grid"], int(details["t"]), int(details["q"]), details["sensitivity_units"]
+        )
+    except KeyError:
+        raise BudgetError("the event was not planned by this mechanism", path="event") from None
+
+
+def float_event(event: pf.PrivacyEvent, scale: float) -> pf.PrivacyEvent:
+    """The event of a floating-point release, flagged so in its details and note."""
+    note = f"{event.note}; {FLOAT_NOTE}" if event.note else FLOAT_NOTE
+    return attrs.evolve(event, noise_scale=scale, details={**event.details, "float_noise": 1.0}, note=note)

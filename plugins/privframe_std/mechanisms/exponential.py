@@ -12,15 +12,26 @@ index matrix.
 
 from __future__ import annotations
 
+import decimal
+import math
+from fractions import Fraction
 from typing import Any, ClassVar
 
 import attrs
 import numpy as np
+import numpy.typing as npt
 
 import privframe as pf
 from privframe.errors import BudgetError, ConfigError, DataError
 
-__all__ = ["ExponentialMechanism", "quantile_log_density", "quantile_log_weights", "weighted_quantile_log_weights"]
+__all__ = [
+    "ExponentialMechanism",
+    "exact_piece",
+    "grid_points",
+    "quantile_log_density",
+    "quantile_log_weights",
+    "weighted_quantile_log_weights",
+]
 
 
 def quantile_log_weights(
@@ -98,6 +109,95 @@ def quantile_log_density(
     return density
 
 
+def grid_points(low: float, high: float, size: int) -> pf.Array:
+    """The public grid ``low + i (high - low) / size``, i = 0..size (non-decreasing, within the bounds)."""
+    step = (high - low) / size
+    points: pf.Array = np.clip(low + np.arange(size + 1, dtype=np.float64) * step, low, high)
+    return points
+
+
+_UNIFORM_BITS = 53
+
+
+def _float_error(pieces: int) -> float:
+    """A bound on the error of each float cumulative fraction of :func:`exact_piece`.
+
+    Only pieces whose log-weight is within 745 of the largest carry a weight that does not underflow; their
+    exponent ``ln c - eps d / 2 - top`` is correct to about 800 ulp of 1 (ln of a count below 2^64 and
+    a distance below 1500 / eps, each to a few ulp; libm's exp and log to 1 ulp), so each weight is
+    correct to a relative 2^-40, and a cumulative sum of P positive terms adds P ulp. The bound used is
+    ``2^-36 + (P + 8) 2^-48``, generous on every term.
+    """
+    return 2.0**-36 + (pieces + 8) * 2.0**-48
+
+
+def exact_piece(
+    rng: np.random.Generator, counts: npt.NDArray[np.int64], q: float, epsilon: float
+) -> npt.NDArray[np.int64]:
+    """Per row, piece j drawn with probability proportional to ``counts[j] exp(-eps |j - q k| / 2)``, exactly.
+
+    ``counts`` is ``(T, k + 1)``: the number of grid points in each piece. A uniform is drawn as 53 bits; its
+    piece is read off the float cumulative weights when it is farther from every piece boundary than their
+    error bound, which is nearly always. Otherwise the row is settled by :func:`_refine`: the weights in
+    correctly rounded decimal arithmetic (``decimal.Decimal.exp``) at growing precision, and 64 more bits of
+    the same uniform per round. Every piece with a grid point keeps a positive probability.
+    """
+    rows, pieces = counts.shape
+    k = pieces - 1
+    # |j - q k| with q k split exactly into an integer and a fraction, so each distance is correct to
+    # 2^-52 relative plus 2^-53 absolute (q k itself may need more than 53 bits).
+    exact_rank = Fraction(q) * k
+    whole = math.floor(exact_rank)
+    distance = np.abs((np.arange(pieces, dtype=np.float64) - whole) - float(exact_rank - whole))
+    with np.errstate(divide="ignore"):
+        log_weight = np.log(counts.astype(np.float64)) - (epsilon / 2.0) * distance
+    top = np.max(log_weight, axis=1, keepdims=True)
+    cumulative = np.cumsum(np.exp(log_weight - top), axis=1)
+    fraction = cumulative / cumulative[:, -1:]
+    bits = rng.integers(0, 2**_UNIFORM_BITS, size=rows, dtype=np.int64)
+    u = bits.astype(np.float64) / 2.0**_UNIFORM_BITS
+    piece: npt.NDArray[np.int64] = np.minimum(np.sum(fraction <= u[:, np.newaxis], axis=1), k).astype(np.int64)
+    # Settled when [u, u + 2^-53) lies inside the piece's interval with a margin larger than the float error.
+    error = _float_error(pieces)
+    take = np.arange(rows)
+    below = np.where(piece > 0, fraction[take, np.maximum(piece - 1, 0)], 0.0)
+    above = fraction[take, piece]
+    settled = (below + error <= u) & (u + 2.0**-_UNIFORM_BITS <= above - error) & (counts[take, piece] > 0)
+    for row in np.flatnonzero(~settled):
+        piece[row] = _refine(rng, counts[row], q, epsilon, int(bits[row]))
+    return piece
+
+
+def _refine(rng: np.random.Generator, counts: npt.NDArray[np.int64], q: float, epsilon: float, bits: int) -> int:
+    """The piece of the uniform whose first 53 bits are ``bits``, by interval arithmetic in decimal."""
+    k = counts.size - 1
+    rate = decimal.Decimal(epsilon) / 2  # exact: a double is a dyadic rational
+    target = decimal.Decimal(q) * k
+    known = _UNIFORM_BITS
+    precision = 60
+    while True:
+        with decimal.localcontext() as context:
+            context.prec = precision
+            weights = [
+                int(c) * (-(rate * abs(j - target))).exp() if c else decimal.Decimal(0) for j, c in enumerate(counts)
+            ]
+            total = sum(weights, decimal.Decimal(0))
+            # Each weight and partial sum is correct to a relative 10^(1 - prec) per operation.
+            slack = decimal.Decimal(10) ** (5 - precision) * (k + 2)
+            low = decimal.Decimal(bits) / (decimal.Decimal(2) ** known)
+            high = (decimal.Decimal(bits) + 1) / (decimal.Decimal(2) ** known)
+            running = decimal.Decimal(0)
+            for j, weight in enumerate(weights):
+                start = running / total
+                running += weight
+                end = running / total
+                if weight and start + slack <= low and high <= end - slack:
+                    return j
+        bits = (bits << 64) | int(rng.integers(0, 2**63, dtype=np.int64)) << 1 | int(rng.integers(0, 2, dtype=np.int64))
+        known += 64
+        precision *= 2
+
+
 def _quantile_level(statistic: pf.Statistic) -> float:
     if not isinstance(statistic, pf.QuantileStatistic):
         raise ConfigError(
@@ -112,15 +212,35 @@ def _quantile_level(statistic: pf.Statistic) -> float:
 
 @attrs.frozen
 class ExponentialMechanism:
-    """Exponential-mechanism quantile on public bounds: pure eps-DP, one release per index row.
+    """Exponential-mechanism quantile on a public grid of the bounds: pure eps-DP, one release per index row.
 
     A :class:`privframe.SelectionMechanism`: it selects the output from the data, so it serves methods that
     call it directly (``privsub``), and the statistic must be a quantile (``median``, ``quantile``) with
     public ``bounds=(low, high)``. Under ``PureDP(eps)`` or ``ApproxDP(eps, delta)`` it runs at eps (no delta
     is spent); a GDP budget is refused here (the private estimator converts it soundly).
+
+    The output is a point of the public grid ``low + i (high - low) / grid_size``, i = 0..grid_size, drawn
+    with probability proportional to ``exp(-eps |#{x_j < y} - q k| / 2)``: the exponential mechanism over a
+    finite set, with utility sensitivity 1, so eps-DP exactly. The draw is exact: the grid point's piece
+    (the records below it) is chosen by comparing a uniform with the cumulative weights in floating point,
+    with a proven error bound, and in the rare case the comparison is closer than the bound, with
+    correctly rounded decimal arithmetic at growing precision and more uniform bits
+    (:func:`exact_piece`). The grid index within the piece is a uniform integer. Every grid point can be
+    released from any dataset, so no output reveals the data through its low bits.
+
+    Parameters
+    ----------
+    grid_size : int, default 2**16
+        Number of grid intervals between the bounds; the release is a multiple of ``(high - low) / grid_size``
+        away from ``low``.
+    exact : bool, default True
+        False draws the piece by the Gumbel trick and a uniform point in it in floating point: faster, for
+        simulations only (the event says so); its low bits can reveal the data.
     """
 
     name: ClassVar[str] = "exponential"
+    grid_size: int = attrs.field(default=2**16, validator=pf.validators.integer_at_least(2))
+    exact: bool = attrs.field(default=True, validator=pf.validators.boolean)
 
     def plan_selection(self, statistic: pf.Statistic, budget: pf.Budget, *, label: str) -> pf.PrivacyEvent:
         """The event: ``PureDP(eps)``, utility sensitivity 1, no additive noise."""
@@ -129,13 +249,24 @@ class ExponentialMechanism:
             raise BudgetError(
                 "the exponential mechanism is calibrated in epsilon; give pf.PureDP or pf.ApproxDP", path="budget"
             )
+        details = {"q": q, "epsilon": budget.epsilon, "grid_size": float(self.grid_size)}
+        if self.exact:
+            note = (
+                "rank utility -|#{x_i < y} - q k| (sensitivity 1), probability prop. to exp(eps u / 2) on a "
+                f"public grid of {self.grid_size} steps; exact sampling"
+            )
+        else:
+            note = (
+                "float sampling on the continuous bounds: for simulations only, not safe against floating-point attacks"
+            )
+            details["float_noise"] = 1.0
         return pf.PrivacyEvent(
             label=label,
             mechanism=self.name,
             budget=pf.PureDP(budget.epsilon),
             sensitivity=1.0,
-            note="rank utility -|#{x_i < y} - q k| (sensitivity 1), density prop. to exp(eps u / 2) on the bounds",
-            details={"q": q, "epsilon": budget.epsilon},
+            note=note,
+            details=details,
         )
 
     def select_batch(
@@ -157,7 +288,27 @@ class ExponentialMechanism:
             raise DataError("the exponential mechanism needs one-dimensional data", path="x")
         rows = np.take(x, index)
         rows.sort(axis=1)
-        edges, log_weights = quantile_log_weights(rows, q, event.budget.epsilon, bounds.low, bounds.high)
+        epsilon = event.budget.epsilon
+        if event.details.get("float_noise"):
+            return self._float_select(rows, q, epsilon, bounds, rng)
+        grid = grid_points(bounds.low, bounds.high, self.grid_size)
+        count, k = rows.shape
+        # starts[:, j] = number of grid points <= x_(j) (x_(0) = -inf): piece j (j records below) is
+        # grid[starts[j] : starts[j + 1]].
+        starts = np.zeros((count, k + 2), dtype=np.int64)
+        starts[:, 1:-1] = np.searchsorted(grid, rows, side="right")
+        starts[:, -1] = grid.size
+        counts = np.diff(starts, axis=1)
+        piece = exact_piece(rng, counts, q, epsilon)
+        take = np.arange(count)
+        within = rng.integers(0, counts[take, piece], dtype=np.int64)
+        values: pf.Array = grid[starts[take, piece] + within][:, np.newaxis]
+        return values
+
+    def _float_select(
+        self, rows: pf.Array, q: float, epsilon: float, bounds: pf.Bounds, rng: np.random.Generator
+    ) -> pf.Array:
+        edges, log_weights = quantile_log_weights(rows, q, epsilon, bounds.low, bounds.high)
         # Gumbel-max picks piece j with probability proportional to exp(log_weights[j]) (never an empty piece).
         piece = np.argmax(log_weights + rng.gumbel(size=log_weights.shape), axis=1)
         take = np.arange(rows.shape[0])

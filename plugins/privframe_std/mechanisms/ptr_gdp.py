@@ -23,21 +23,21 @@ import numpy as np
 from scipy.special import ndtri
 
 import privframe as pf
-from privframe.errors import BudgetError, ConfigError, DataError, PTRFailed
+from privframe import noise
+from privframe.errors import BudgetError, ConfigError, PTRFailed
 
 __all__ = ["PTRGDP"]
-
-
-def _exp(log_value: float) -> float:
-    try:
-        return math.exp(log_value)
-    except OverflowError:
-        return math.inf
 
 
 @attrs.frozen
 class PTRGDP:
     """Propose-test-release with Gaussian noise, recorded as (mu, delta)-GDP.
+
+    Both Gaussian draws are exact discrete Gaussians on public power-of-two grids (as in the ``gaussian``
+    mechanism): the noisy ``ln s(D)`` lives on a grid of about 2^-20 of its noise scale and is shifted by
+    a whole number of grid steps, at least ``z_{1-delta}`` standard deviations plus two steps, which keeps
+    the probability that ``b < s(D)`` below delta (the discrete Gaussian's tail is below the continuous
+    one's one step later); the release lives on a grid of about 2^-20 of ``b / mu_1``.
 
     Parameters
     ----------
@@ -48,12 +48,15 @@ class PTRGDP:
     test_share : float, default 0.5
         Share of ``mu^2`` spent on the test: ``mu_0 = mu sqrt(test_share)``,
         ``mu_1 = mu sqrt(1 - test_share)`` ([choice]: the papers use ``mu_0 = mu_1``).
+    exact : bool, default True
+        False draws both Gaussians in floating point: for simulations only (the event says so).
     """
 
     name: ClassVar[str] = "ptr-gdp"
     variant: str = attrs.field(default="bound", validator=pf.validators.choice("bound", "classic"))
     on_fail: str = attrs.field(default="raise", validator=pf.validators.choice("raise", "global"))
     test_share: float = attrs.field(default=0.5, validator=pf.validators.probability)
+    exact: bool = attrs.field(default=True, validator=pf.validators.boolean)
 
     def plan_smooth(self, gamma: float, budget: pf.Budget, *, label: str, dimension: int = 1) -> pf.PrivacyEvent:
         """The event: ``GDP(mu, delta)`` with the test/release split and gamma in its details."""
@@ -63,47 +66,123 @@ class PTRGDP:
             raise BudgetError("ptr-gdp takes a GDP(mu, delta) budget", path="budget")
         if not budget.delta > 0:
             raise BudgetError("ptr-gdp needs delta > 0 (it cannot give pure mu-GDP)", path="delta")
-        mu_test = budget.mu * math.sqrt(self.test_share)
-        mu_release = budget.mu * math.sqrt(1.0 - self.test_share)
-        return pf.PrivacyEvent(
-            label=label,
-            mechanism=self.name,
-            budget=budget,
-            note=f"propose-test-release ({self.variant}); noise scaled to a privately tested bound",
-            details={"gamma": float(gamma), "mu_test": mu_test, "mu_release": mu_release},
-        )
+        details = {
+            "gamma": float(gamma),
+            "mu_test": budget.mu * math.sqrt(self.test_share),
+            "mu_release": budget.mu * math.sqrt(1.0 - self.test_share),
+            "dimension": float(dimension),
+        }
+        note = f"propose-test-release ({self.variant}); noise scaled to a privately tested bound"
+        if self.exact:
+            note += "; exact discrete Gaussians on power-of-two grids"
+        else:
+            details["float_noise"] = 1.0
+            note += "; float noise: for simulations only, not safe against floating-point attacks"
+        return pf.PrivacyEvent(label=label, mechanism=self.name, budget=budget, note=note, details=details)
 
     def release_smooth(
         self,
         value: pf.Array,
-        bound: float,
+        log_bound: float,
         event: pf.PrivacyEvent,
         rng: np.random.Generator,
         *,
         proposal: float | None = None,
         fallback_sensitivity: float | None = None,
     ) -> pf.SmoothRelease:
-        """Test the bound, then release ``value`` plus Gaussian noise (Z_0 is drawn before Z_1)."""
-        if not (math.isfinite(bound) and bound > 0):
-            raise DataError(f"the smooth bound for '{event.label}' must be finite and > 0", path="bound")
-        assert isinstance(event.budget, pf.GDP)
-        gamma = event.details["gamma"]
-        mu_test = event.details["mu_test"]
-        mu_release = event.details["mu_release"]
-        z_quantile = float(-ndtri(event.budget.delta))  # z_{1-delta}, accurate for tiny delta
-        log_proposed = math.log(bound) + (gamma / mu_test) * (float(rng.standard_normal()) + z_quantile)
+        """Test the bound ``exp(log_bound)``, then release ``value`` plus Gaussian noise (the test draws first).
+
+        The bound arrives as ``ln s(D)``, which never underflows: a smooth sensitivity far below the
+        smallest double keeps its exact log and the test stays sound.
+        """
+        values = np.asarray(value, dtype=np.float64)
+        batch = self.release_smooth_batch(
+            values.reshape(1, -1),
+            np.array([log_bound], dtype=np.float64),
+            event,
+            rng,
+            proposal=proposal,
+            fallback_sensitivity=fallback_sensitivity,
+        )
+        if not batch.released[0]:
+            raise PTRFailed(f"the test for '{event.label}' failed; nothing was released", path="ptr-gdp")
+        return pf.SmoothRelease(
+            value=batch.value[0].reshape(values.shape),
+            bound=float(batch.bound[0]),
+            noise_scale=float(batch.noise_scale[0]),
+            passed=bool(batch.passed[0]),
+        )
+
+    def release_smooth_batch(
+        self,
+        values: pf.Array,
+        log_bounds: pf.Array,
+        event: pf.PrivacyEvent,
+        rng: np.random.Generator,
+        *,
+        proposal: float | None = None,
+        fallback_sensitivity: float | None = None,
+    ) -> pf.SmoothReleaseBatch:
+        """``N`` independent releases at once: row i of ``values`` ``(N, d)`` with bound ``exp(log_bounds[i])``.
+
+        Row i has exactly the law of :meth:`release_smooth` on that row (all the tests draw first, then all
+        the releases); a row whose classic test failed without a fallback is not released (NaN value and
+        bound, ``released`` False). For audits and simulations that need many releases.
+        """
+        if not isinstance(event.budget, pf.GDP) or event.mechanism != self.name:
+            raise BudgetError("expected an event planned by ptr-gdp", path="event")
+        if self.variant == "classic" and (proposal is None or not (math.isfinite(proposal) and proposal > 0)):
+            raise ConfigError("the classic ptr-gdp variant needs a public proposal b_0 > 0", path="proposal")
+        rows = np.asarray(values, dtype=np.float64)
+        logs = np.asarray(log_bounds, dtype=np.float64).reshape(-1)
+        if rows.ndim != 2 or rows.shape[0] != logs.shape[0]:
+            raise ConfigError("expected values (N, d) and N log bounds", path="values")
+        count = logs.shape[0]
+        details = event.details
+        float_noise = bool(details.get("float_noise"))
+        log_proposed = self._proposed(logs, event, rng, float_noise)
+        passed = np.ones(count, dtype=bool)
         if self.variant == "bound":
-            used, passed = _exp(log_proposed), True
+            with np.errstate(over="ignore"):
+                used = np.exp(log_proposed)
         else:
-            if proposal is None or not (math.isfinite(proposal) and proposal > 0):
-                raise ConfigError("the classic ptr-gdp variant needs a public proposal b_0 > 0", path="proposal")
+            assert proposal is not None
             passed = log_proposed <= math.log(proposal)
-            if passed:
-                used = float(proposal)
-            elif self.on_fail == "global" and fallback_sensitivity is not None:
-                used = float(fallback_sensitivity)
+            fallback = fallback_sensitivity if self.on_fail == "global" else None
+            used = np.where(passed, float(proposal), math.nan if fallback is None else float(fallback))
+        released = ~np.isnan(used)
+        scale = used / details["mu_release"]
+        # An infinite or zero bound (ln s + noise beyond the doubles) makes the release pure noise: the
+        # mechanism outputs the data-independent "no information" value, NaN.
+        usable = released & np.isfinite(scale) & (scale > 0)
+        out = np.full(rows.shape, math.nan)
+        noise_scale = np.where(released, math.inf, math.nan)
+        if np.any(usable):
+            chosen = np.flatnonzero(usable)
+            if float_noise:
+                out[chosen] = rows[chosen] + scale[chosen, np.newaxis] * rng.standard_normal(rows[chosen].shape)
+                noise_scale[chosen] = scale[chosen]
             else:
-                raise PTRFailed(f"the test for '{event.label}' failed; nothing was released", path="ptr-gdp")
-        scale = used / mu_release
-        noisy: pf.Array = value + scale * rng.standard_normal(np.shape(value))
-        return pf.SmoothRelease(value=noisy, bound=used, noise_scale=scale, passed=passed)
+                dimension = max(1, int(details.get("dimension", rows.shape[1])))
+                plans = [noise.plan_gaussian(float(b), details["mu_release"], dimension) for b in used[chosen]]
+                out[chosen] = noise.release_rows(rows[chosen], plans, rng)
+                noise_scale[chosen] = [plan.scale for plan in plans]
+        return pf.SmoothReleaseBatch(value=out, bound=used, noise_scale=noise_scale, passed=passed, released=released)
+
+    def _proposed(
+        self, log_bounds: pf.Array, event: pf.PrivacyEvent, rng: np.random.Generator, float_noise: bool
+    ) -> pf.Array:
+        """``ln b``: ``ln s(D)`` plus test noise, shifted up so that ``b >= s(D)`` except with probability delta."""
+        assert isinstance(event.budget, pf.GDP)
+        gamma, mu_test = event.details["gamma"], event.details["mu_test"]
+        z_quantile = float(-ndtri(event.budget.delta))  # z_{1-delta}, accurate for tiny delta
+        if float_noise:
+            proposed: pf.Array = log_bounds + (gamma / mu_test) * (rng.standard_normal(log_bounds.shape) + z_quantile)
+            return proposed
+        plan = noise.plan_gaussian(gamma, mu_test)
+        noisy = noise.release(log_bounds, plan, rng)
+        # noisy >= ln s - g/2 + g Y, and P(Y <= -y) <= Phi(-(y - 1) / sd) for the discrete Gaussian of
+        # standard deviation sd (in grid steps): y = ceil(sd z) + 2 gives P(ln b < ln s) <= delta.
+        steps = math.ceil(math.sqrt(plan.t * plan.q) * z_quantile) + 2
+        shifted: pf.Array = noisy + plan.grid * steps
+        return shifted

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any, ClassVar
 
 import attrs
@@ -9,6 +10,7 @@ import numpy as np
 
 import privframe as pf
 from privframe.errors import ConfigError, DataError
+from privframe_std.statistics._finite import finite_mean, finite_weighted_mean
 from privframe_std.statistics._population import population_law
 
 __all__ = ["Mean"]
@@ -39,13 +41,12 @@ class Mean:
 
     def evaluate(self, x: pf.Array) -> pf.Array:
         """The mean, shape ``(d,)``."""
-        return np.atleast_1d(x.mean(axis=0))
+        return np.atleast_1d(finite_mean(x, axis=0))
 
     def evaluate_batch(self, x: pf.Array, index: pf.IndexMatrix) -> pf.Array:
         """Means of B resamples at once: ``(B, 1)`` for scalars, ``(B, d)`` for vectors."""
         gathered = x[index]
-        means: pf.Array = gathered.mean(axis=1, keepdims=True) if x.ndim == 1 else gathered.mean(axis=1)
-        return means
+        return finite_mean(gathered, axis=1, keepdims=x.ndim == 1)
 
     def sensitivity(self, k: int, bounds: Any) -> float:
         """L2 global sensitivity on k records under replace-one."""
@@ -55,18 +56,23 @@ class Mean:
             return 2.0 * bounds.radius / k
         raise ConfigError("the mean needs (low, high) or pf.L2Ball(radius)", path="bounds")
 
-    def smooth_sensitivity(self, x: pf.Array, beta: float, bounds: Any) -> float:
-        """A smooth bound for CR-SS: the global sensitivity, which bounds the local one at every dataset.
+    def log_smooth_sensitivity(self, x: pf.Array, beta: float, bounds: Any) -> float:
+        """ln of a smooth bound for CR-SS: the global sensitivity, which bounds the local one at every dataset.
 
         It is constant, so ``|ln SS(x) - ln SS(x')| = 0 <= beta`` for any beta.
         """
-        return self.sensitivity(x.shape[0], bounds)
+        return math.log(self.sensitivity(x.shape[0], bounds))
 
-    def evaluate_smooth_batch(
+    def evaluate_log_smooth_batch(
         self, x: pf.Array, index: pf.IndexMatrix, beta: float, bounds: Any
     ) -> tuple[pf.Array, pf.Array]:
-        """Means ``(B, d)`` and the constant smooth bounds ``(B,)`` of B resamples."""
-        return self.evaluate_batch(x, index), np.full(index.shape[0], self.sensitivity(index.shape[1], bounds))
+        """Means ``(B, d)`` and the constant ``ln SS`` ``(B,)`` of B resamples."""
+        log_bound = math.log(self.sensitivity(index.shape[1], bounds))
+        return self.evaluate_batch(x, index), np.full(index.shape[0], log_bound)
+
+    def value_range(self, bounds: Any) -> tuple[float, float] | None:
+        """The mean of scalars lies within their bounds (vectors: no interval range)."""
+        return (bounds.low, bounds.high) if isinstance(bounds, pf.Bounds) else None
 
     def default_mechanism(self, budget: pf.Budget) -> str:
         """The private estimator's default: Laplace under a pure or (eps, delta) budget, Gaussian under GDP."""
@@ -74,8 +80,7 @@ class Mean:
 
     def evaluate_weighted(self, values: pf.Array, weights: pf.Array) -> pf.Array:
         """Means of weighted resamples of one block of scalars: ``(weights @ values) / k``, ``(R,)``."""
-        means: pf.Array = (weights @ values) / weights.sum(axis=1)
-        return means
+        return finite_weighted_mean(values, weights)
 
     def population_value(self, population: Any) -> float:
         """The population mean (``population.mean()``)."""

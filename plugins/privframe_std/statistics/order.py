@@ -1,8 +1,9 @@
 """Order statistics of bounded scalars: ``quantile`` (rank ceil(q k)) and ``median`` (the lower median).
 
-Both carry the Nissim-Raskhodnikova-Smith smooth sensitivity (``docs/algorithms.md``, section 3.2),
-vectorised over the B resamples. The global sensitivity is the width of the bounds, so CR-GS works but is
-rarely useful: use CR-SS.
+Both carry the Nissim-Raskhodnikova-Smith smooth sensitivity (``docs/algorithms.md``, section 3.2) as its
+log, ln SS, computed exactly on a fixed-point log grid by an O(k log k) search per row however the data tie
+(``order_log_smooth_sensitivity``), vectorised over the B resamples. The global sensitivity is the width of
+the bounds, so CR-GS works but is rarely useful: use CR-SS.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import privframe as pf
 from privframe.errors import ConfigError, DataError
 from privframe_std.statistics._population import population_law
 
-__all__ = ["Median", "Quantile", "order_smooth_sensitivity"]
+__all__ = ["LogGrid", "Median", "Quantile", "log_grid", "order_log_grid", "order_log_smooth_sensitivity"]
 
 
 def _scalar_bounds(bounds: Any, name: str) -> pf.Bounds:
@@ -26,13 +27,152 @@ def _scalar_bounds(bounds: Any, name: str) -> pf.Bounds:
     return bounds
 
 
-def order_smooth_sensitivity(sorted_rows: pf.Array, rank: int, beta: float, low: float, high: float) -> pf.Array:
-    """Smooth sensitivity of the ``rank``-th order statistic (1-based) of each sorted row.
+_WINDOW = 64
+"""Spans j searched directly (the early-stopping pass) before the divide and conquer takes the rows left open."""
 
-    ``SS_beta = max_j e^{-j beta} A^(j)`` with ``A^(j) = max_{0 <= t <= j+1} (x_(r+t) - x_(r+t-j-1))``, the
-    rows padded with ``low`` below index 1 and ``high`` above index k. The search over j stops once
-    ``e^{-j beta} (high - low)`` cannot beat the smallest running maximum, which is exact because
-    ``A^(j) <= high - low`` for every j. Cost O(J^2) per row for the stopping distance J, vectorised over rows.
+_J_RUN = 8
+"""Spans evaluated per vectorised step of the early-stopping pass."""
+
+_LOSS_PER_LEVEL = 20
+"""Grid steps of beta reserved per level of the divide and conquer (its rounding loss, see ``order_log_grid``)."""
+
+_DC_CELLS = 1 << 21
+"""Matrix entries evaluated per vectorised block of the divide and conquer (bounds its temporary memory)."""
+
+
+@attrs.frozen
+class LogGrid:
+    """A fixed-point grid for ln SS on which the sums that matter are exact in floating point.
+
+    Every value is a multiple of ``h``, a power of two chosen so that the multiples of h up to twice the
+    largest magnitude in play are floats: adding or subtracting two of them is then exact. ``quantize``
+    rounds a natural log up to the grid (and maps logs below ``cut``, which can never be the maximum, to
+    ``-inf``); ``decay(j)`` is ``j * beta_step`` with ``beta_step = steps * h <= beta``, also exact.
+
+    Why: ``|ln SS(x) - ln SS(x')| <= beta`` must hold for the floats, not only for the reals. Computed
+    naively, ``ln(g) - j beta`` at neighbouring datasets is ``-fl(j beta)`` against ``-fl((j + 1) beta)``,
+    which differ by more than beta for about a quarter of all j (beta = 1e-4, j <= 1e5). On the grid the
+    neighbour's best term and the term it maps to differ by exactly ``beta_step <= beta``.
+    """
+
+    h: float
+    steps: int
+    cut: float = -math.inf
+
+    @property
+    def beta_step(self) -> float:
+        """The decay per unit of span, ``steps * h`` (at most beta)."""
+        return self.steps * self.h
+
+    def quantize(self, logs: pf.Array) -> pf.Array:
+        """``ceil(logs / h) * h``, and ``-inf`` where ``logs < cut``."""
+        up: pf.Array = np.ceil(logs * (1.0 / self.h)) * self.h
+        if self.cut == -math.inf:
+            return up
+        cut: pf.Array = np.where(logs >= self.cut, up, -np.inf)
+        return cut
+
+    def decay(self, spans: Any) -> pf.Array:
+        """``spans * beta_step``, exact for the integer spans of the grid's range."""
+        out: pf.Array = (np.asarray(spans, dtype=np.float64) * float(self.steps)) * self.h
+        return out
+
+
+def log_grid(radius: float, beta: float, margin: int = 0, cut: float = -math.inf) -> LogGrid:
+    """The grid for values of magnitude at most ``radius``: ``h = 2^(ceil(log2 radius) - 52)``.
+
+    Every multiple of h up to ``2^53 h >= 2 radius`` is a float, so sums and differences of two values of
+    magnitude at most ``radius`` are exact. ``beta_step = (floor(beta / h) - margin) h``: ``margin`` grid steps
+    are held back to absorb a bounded rounding loss of the search (``order_log_grid``).
+
+    Raises
+    ------
+    ConfigError
+        If beta is not positive and finite, or so small that less than one grid step remains.
+    """
+    if not (math.isfinite(beta) and beta > 0.0):
+        raise ConfigError("the smoothness beta must be a positive finite number", path="beta")
+    h = math.ldexp(1.0, math.ceil(math.log2(radius)) - 52)
+    steps = math.floor(beta / h) - margin
+    if steps < 1:
+        resolution = h * (margin + 1)
+        raise ConfigError(
+            f"the smoothness beta = {beta:g} is below the floating-point resolution of ln SS (about {resolution:.1g})",
+            path="beta",
+        )
+    return LogGrid(h=h, steps=steps, cut=cut)
+
+
+def order_log_grid(k: int, beta: float, low: float, high: float, window: int = _WINDOW) -> LogGrid:
+    """The grid of ``order_log_smooth_sensitivity`` for k records (depends on public values only).
+
+    Every term that can be the maximum lies in ``[ln(high - low) - k beta - h, ln(high - low) + h]``; logs below
+    ``cut = ln(high - low) - (k + 1) beta - 2`` are dropped (``-inf``), and ``radius = |ln(high - low)| +
+    2 (k + 1) beta + 4`` bounds every value kept. The divide and conquer is exact for an inverse-Monge matrix;
+    rounding makes ours Monge only up to ``eta = 2h + 4 eps`` per 2x2 minor (eps <= 1.5 h: one rounding of the
+    gap, one ulp of the log), and it loses at most eta per level (``_divide_and_conquer``), so
+    ``_LOSS_PER_LEVEL = 20`` steps per level (ceil(log2(k + 2)) + 1 levels) are held back from beta. With
+    ``k <= window`` the direct pass covers every span, no loss occurs and nothing is held back.
+    """
+    ln_width = math.log(high - low)
+    radius = abs(ln_width) + 2.0 * (k + 1) * beta + 4.0
+    margin = 0 if k <= window else _LOSS_PER_LEVEL * (math.ceil(math.log2(k + 2)) + 1)
+    return log_grid(radius, beta, margin, cut=ln_width - (k + 1) * beta - 2.0)
+
+
+def _log_terms(gaps: pf.Array, spans: Any, grid: LogGrid) -> pf.Array:
+    """Grid values ``quantize(ln gap) - decay(span)``; a zero gap (a tie) is ``-inf``."""
+    with np.errstate(divide="ignore"):
+        logs = np.log(gaps)
+    return grid.quantize(logs) - grid.decay(spans)
+
+
+def order_log_smooth_sensitivity(
+    sorted_rows: pf.Array,
+    rank: int,
+    beta: float,
+    low: float,
+    high: float,
+    *,
+    window: int = _WINDOW,
+    stats: dict[str, int] | None = None,
+) -> pf.Array:
+    """``ln SS_beta`` of the ``rank``-th order statistic (1-based) of each sorted row, exact on a log grid.
+
+    **As a maximum over pairs.** Pad each row, ``x_0 = low``, ``x_(k+1) = high``. The definition is
+    ``SS = max_{j >= 0} e^{-j beta} A^(j)`` with ``A^(j) = max_{0 <= t <= j+1} (x_(r+t) - x_(r+t-j-1))`` (indices
+    clamped to ``[0, k + 1]``). Then
+
+        ln SS = max { ln(x_u - x_l) - (u - l - 1) beta : 0 <= l <= r <= u <= k + 1, l < u }.
+
+    Proof: put ``u = r + t`` and ``l = r + t - j - 1``. For ``0 <= t <= j + 1`` this gives ``l <= r <= u`` and
+    ``u - l - 1 = j``; clamping u down to k + 1 or l up to 0 leaves the gap unchanged and only shortens the span,
+    so every term ``e^{-j beta}(x_u - x_l)`` of the definition is at most the term of a pair. Conversely a pair
+    ``l <= r <= u``, ``l < u``, is the term ``j = u - l - 1``, ``t = u - r`` (``0 <= t <= j + 1``) with no
+    clamping. A zero gap (a tie) is ``ln 0 = -inf``; the pair ``(0, k + 1)`` keeps the maximum finite.
+
+    **Search.** (1) Spans ``j <= window`` directly, with ``A^(j)`` as above, in runs of ``_J_RUN``; a row is
+    settled once its best term is at least ``ln(high - low) - j beta``, which no longer span can beat
+    (``A^(j) <= high - low``). (2) For each open row, the pairs around the tie block of ``x_(r)`` (the last
+    record below it and the first above it), which make the bound of step 3 tight on tied data. (3) A divide
+    and conquer over l: ``M[l, u] = (x_u - x_l) e^{-(u - l - 1) beta}`` is inverse Monge, for
+    ``l < l' <= r <= u < u'``: ``M[l, u] M[l', u'] >= M[l, u'] M[l', u]`` because the spans cancel and
+    ``(x_u - x_l)(x_u' - x_l') - (x_u' - x_l)(x_u - x_l') = (x_l' - x_l)(x_u' - x_u) >= 0`` (zero gaps included:
+    ``x_u = x_l`` forces ``x_l' = x_u``). So the rightmost best u is non-decreasing in l: the middle row is
+    searched over its column range, the rows above it keep the columns up to its best u and those below the
+    columns from it on. Only spans up to ``J = (ln(high - low) - best) / beta`` can beat the row's best, so the
+    search runs on the rectangle ``l >= r - W``, ``u <= r + W`` with W the power of two above J + 1 (the row's
+    own, so a row's result never depends on the other rows of its batch). Cost O((W + k') log W) per row,
+    ``W <= k + 1``, vectorised over the rows and over all nodes of a level.
+
+    **Exact in floating point.** All terms are computed on ``order_log_grid``'s grid: ``ln gap`` rounded up to
+    a multiple of h and ``j * beta_step``, so every term that can be the maximum is an exact float. For
+    neighbours x, x' (one record replaced, upwards say), every pair ``(l', u')`` of x' maps to ``(l', u' + 1)``
+    (or ``(l' - 1, u')`` downwards) of x with a gap at least as wide (the sorted rows interlace) and a span one
+    longer, so the grid terms differ by at most ``beta_step`` exactly; the divide and conquer's rounding loss
+    (see ``order_log_grid``) is held back from beta, so ``|ln SS(x) - ln SS(x')| <= beta`` holds for the
+    floats. The result exceeds the exact ln SS by at most ``h + j (beta - beta_step)`` (below it by at most one
+    rounding of a log).
 
     Parameters
     ----------
@@ -44,38 +184,138 @@ def order_smooth_sensitivity(sorted_rows: pf.Array, rank: int, beta: float, low:
         Smoothness parameter, > 0.
     low, high : float
         Public bounds used as padding.
+    window : int, default 64
+        Spans searched directly before the divide and conquer (0 sends every row to it).
+    stats : dict, optional
+        Filled with operation counts: ``window_spans`` (spans searched directly), ``open_rows`` (rows left
+        for the divide and conquer), ``dc_levels`` (its deepest recursion), ``dc_cells`` (matrix entries it
+        evaluated).
 
     Returns
     -------
     ndarray, shape (B,)
+        ln SS_beta of each row; always finite.
     """
-    rows, k = sorted_rows.shape
-    width = high - low
-    # padded[:, i] is x_(i) for i in 0..k+1 (x_(0) = low, x_(k+1) = high); indices beyond clamp to the pads.
-    padded = np.empty((rows, k + 2), dtype=np.float64)
+    count, k = sorted_rows.shape
+    grid = order_log_grid(k, beta, low, high, window)
+    padded = np.empty((count, k + 2), dtype=np.float64)
     padded[:, 0] = low
     padded[:, -1] = high
     padded[:, 1:-1] = sorted_rows
-    best = np.zeros(rows, dtype=np.float64)
+    top = float(grid.quantize(np.array(math.log(high - low))))
+    best = np.full(count, top - float(grid.decay(k)))  # the pair (0, k + 1)
+    # 1. Spans 0..window directly, rows dropping out once no longer span can beat them.
+    active = np.arange(count)
+    last = min(k, window)
     j = 0
-    while True:
-        if math.exp(-j * beta) * width <= best.min() or j > k + 1:
-            return best
-        # A run of distances j..j+run-1 at once (fewer Python steps); a window index past j + 1 repeats the
-        # last window of its row, which leaves the maximum unchanged.
-        run = min(_J_RUN, k + 2 - j)
-        js = np.arange(j, j + run)
-        t = np.minimum(np.arange(j + run + 1)[np.newaxis, :], (js + 1)[:, np.newaxis])
+    while j <= last and active.size:
+        run = min(_J_RUN, last + 1 - j)
+        spans = np.arange(j, j + run)
+        t = np.minimum(np.arange(j + run + 1)[np.newaxis, :], (spans + 1)[:, np.newaxis])
         upper = np.clip(rank + t, 0, k + 1)
-        lower = np.clip(upper - (js + 1)[:, np.newaxis], 0, k + 1)
-        a_j = np.max(padded[:, upper] - padded[:, lower], axis=2)  # (rows, run)
-        decay = np.array([math.exp(-i * beta) for i in range(j, j + run)])
-        np.maximum(best, np.max(decay * a_j, axis=1), out=best)
+        lower = np.clip(upper - (spans + 1)[:, np.newaxis], 0, k + 1)
+        rows = active[:, np.newaxis, np.newaxis]
+        widest = np.max(padded[rows, upper] - padded[rows, lower], axis=2)  # A^(j), (active, run)
+        best[active] = np.maximum(best[active], np.max(_log_terms(widest, spans, grid), axis=1))
         j += run
+        active = active[best[active] < top - float(grid.decay(j))]
+    if j > k:
+        active = active[:0]
+    if stats is not None:
+        stats.update(window_spans=j, open_rows=int(active.size), dc_levels=0, dc_cells=0)
+    if active.size:
+        # 2. The pairs around the tie block of x_(r); 3. the divide and conquer on each row's rectangle.
+        open_rows = padded[active]
+        open_best = np.maximum(best[active], _tie_block_pairs(open_rows, rank, grid))
+        reach = np.minimum(np.floor((top - open_best) / grid.beta_step) + 1.0, float(k))
+        best[active] = np.maximum(open_best, _divide_and_conquer(open_rows, rank, grid, reach, stats))
+    return best
 
 
-_J_RUN = 8
-"""Distances j evaluated per vectorised step of the smooth-sensitivity search."""
+def _tie_block_pairs(padded: pf.Array, rank: int, grid: LogGrid) -> pf.Array:
+    """Best grid term of the pairs (below, above), (below, r), (r, above) of each padded row, with ``below`` the
+    last record less than x_(r) (0: the pad) and ``above`` the first greater (k + 1: the pad)."""
+    count, width = padded.shape
+    pivot = padded[:, rank : rank + 1]
+    inner = padded[:, 1 : width - 1]
+    below = np.count_nonzero(inner < pivot, axis=1)
+    above = np.count_nonzero(inner <= pivot, axis=1) + 1
+    at = np.full(count, rank)
+    rows = np.arange(count)
+    best = np.full(count, -np.inf)
+    for lo, hi in ((below, above), (below, at), (at, above)):
+        np.maximum(best, _log_terms(padded[rows, hi] - padded[rows, lo], hi - lo - 1, grid), out=best)
+    return best
+
+
+def _divide_and_conquer(
+    padded: pf.Array, rank: int, grid: LogGrid, reach: pf.Array, stats: dict[str, int] | None
+) -> pf.Array:
+    """Max grid term over the pairs of each row's rectangle ``[r - W, r] x [r, r + W]``, W the power of two at or
+    above ``reach + 1`` (clipped to the pads); rows are grouped by W and searched in blocks."""
+    count, width = padded.shape
+    widths = np.exp2(np.ceil(np.log2(reach + 2.0))).astype(np.int64)
+    out = np.empty(count, dtype=np.float64)
+    for w in np.unique(widths):
+        members = np.flatnonzero(widths == w)
+        l0, u1 = max(0, rank - int(w)), min(width - 1, rank + int(w))
+        block = max(1, _DC_CELLS // (2 * (u1 - l0 + 2)))
+        for start in range(0, members.size, block):
+            chosen = members[start : start + block]
+            out[chosen] = _monge_row_maxima(np.ascontiguousarray(padded[chosen]), rank, l0, u1, grid, stats)
+    return out
+
+
+def _monge_row_maxima(
+    padded: pf.Array, rank: int, l0: int, u1: int, grid: LogGrid, stats: dict[str, int] | None
+) -> pf.Array:
+    """Max over ``l0 <= l <= rank <= u <= u1`` of the grid term, per row: divide and conquer over l.
+
+    One recursion level at a time for all rows and all nodes: the nodes (row ranges of l) are shared by the
+    rows, the column range of each node is each row's own; the ragged ranges are flattened with
+    ``np.repeat`` and reduced with ``np.maximum.reduceat``. A node's middle row takes its rightmost best
+    column (a row of ties only, all ``-inf``, takes the last column, which constrains nothing).
+
+    Rounding loss: if the matrix is Monge up to eta per 2x2 minor, the best pair (l*, u*) can be cut from l*'s
+    range only at a node whose middle row l_m has best column u_m in the same range; then
+    ``M[l*, u_m] >= M[l*, u*] + (M[l_m, u_m] - M[l_m, u*]) - eta >= M[l*, u*] - eta`` and u_m stays in l*'s
+    range. So the result is within eta times the number of levels of the true maximum.
+    """
+    count, width = padded.shape
+    flat = padded.ravel()
+    base = np.arange(count, dtype=np.intp)[:, np.newaxis] * width
+    node_lo = np.array([l0], dtype=np.intp)
+    node_hi = np.array([rank], dtype=np.intp)
+    col_lo = np.full((count, 1), rank, dtype=np.intp)
+    col_hi = np.full((count, 1), u1, dtype=np.intp)
+    best = np.full(count, -np.inf)
+    levels = cells_total = 0
+    while node_lo.size:
+        levels += 1
+        mid = (node_lo + node_hi) // 2
+        lengths = (col_hi - col_lo + 1).ravel()
+        starts = np.cumsum(lengths) - lengths
+        total = int(starts[-1] + lengths[-1])
+        cells_total += total
+        cells = np.arange(total, dtype=np.intp) + np.repeat((base + col_lo).ravel() - starts, lengths)
+        pivot = (base + mid[np.newaxis, :]).ravel()  # flat index of x_l, one per segment
+        gaps = flat[cells] - np.repeat(flat[pivot], lengths)
+        values = _log_terms(gaps, cells - np.repeat(pivot + 1, lengths), grid)
+        seg_max = np.maximum.reduceat(values, starts)
+        hit = values == np.repeat(seg_max, lengths)
+        arg = np.maximum.reduceat(np.where(hit, cells, -1), starts).reshape(count, -1) - base
+        np.maximum(best, seg_max.reshape(count, -1).max(axis=1), out=best)
+        left, right = node_lo < mid, mid < node_hi
+        node_lo, node_hi = (
+            np.concatenate([node_lo[left], mid[right] + 1]),
+            np.concatenate([mid[left] - 1, node_hi[right]]),
+        )
+        col_lo = np.concatenate([col_lo[:, left], arg[:, right]], axis=1)
+        col_hi = np.concatenate([arg[:, left], col_hi[:, right]], axis=1)
+    if stats is not None:
+        stats["dc_levels"] = max(stats.get("dc_levels", 0), levels)
+        stats["dc_cells"] = stats.get("dc_cells", 0) + cells_total
+    return best
 
 
 @attrs.frozen
@@ -122,6 +362,11 @@ class Quantile:
         """Global L2 sensitivity under replace-one: the width of the bounds."""
         return _scalar_bounds(bounds, self.name).width
 
+    def value_range(self, bounds: Any) -> tuple[float, float]:
+        """An order statistic of clipped data lies within the bounds."""
+        checked = _scalar_bounds(bounds, self.name)
+        return (checked.low, checked.high)
+
     def default_mechanism(self, budget: pf.Budget) -> str:
         """The private estimator's default: the exponential mechanism (rank utility, any budget unit)."""
         return "exponential"
@@ -139,21 +384,21 @@ class Quantile:
         """The population q-quantile (``population.ppf(q)``; the lower median for a continuous law)."""
         return float(population_law(population, "ppf", self.name).ppf(self.q))
 
-    def smooth_sensitivity(self, x: pf.Array, beta: float, bounds: Any) -> float:
-        """``SS_beta`` at the (clipped) full data."""
+    def log_smooth_sensitivity(self, x: pf.Array, beta: float, bounds: Any) -> float:
+        """``ln SS_beta`` at the (clipped) full data."""
         b = _scalar_bounds(bounds, self.name)
         rows = np.sort(x)[np.newaxis, :]
-        return float(order_smooth_sensitivity(rows, self.rank(x.shape[0]), beta, b.low, b.high)[0])
+        return float(order_log_smooth_sensitivity(rows, self.rank(x.shape[0]), beta, b.low, b.high)[0])
 
-    def evaluate_smooth_batch(
+    def evaluate_log_smooth_batch(
         self, x: pf.Array, index: pf.IndexMatrix, beta: float, bounds: Any
     ) -> tuple[pf.Array, pf.Array]:
-        """Values ``(B, 1)`` and smooth sensitivities ``(B,)`` of B resamples from one sort per row."""
+        """Values ``(B, 1)`` and ``ln SS_beta`` ``(B,)`` of B resamples from one sort per row."""
         b = _scalar_bounds(bounds, self.name)
         r = self.rank(index.shape[1])
         rows = np.take(x, index)
         rows.sort(axis=1)
-        return rows[:, r - 1 : r].copy(), order_smooth_sensitivity(rows, r, beta, b.low, b.high)
+        return rows[:, r - 1 : r].copy(), order_log_smooth_sensitivity(rows, r, beta, b.low, b.high)
 
 
 @attrs.frozen

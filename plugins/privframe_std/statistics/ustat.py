@@ -17,12 +17,33 @@ import numpy as np
 import privframe as pf
 from privframe.errors import ConfigError, DataError
 from privframe_std.statistics._population import population_law
+from privframe_std.statistics.order import LogGrid, log_grid
 
-__all__ = ["UStatistic", "product_smooth_sensitivity"]
+__all__ = ["UStatistic", "exact_row_sums", "product_log_smooth_sensitivity", "product_log_terms"]
 
 Kernel = Callable[[pf.Array, pf.Array], pf.Array]
 
 _PAIR_BYTES = 24  # kernel value plus two broadcast temporaries per (row, i, j) entry
+
+
+def _product_u(rows: pf.Array) -> pf.Array:
+    """``(S^2 - sum x^2) / (k (k - 1))`` per row; where that overflows, on rows scaled by an exact power of two
+    (the same doubles otherwise), so that it is finite whenever the U-statistic itself is."""
+    k = rows.shape[1]
+    total = rows.sum(axis=1)
+    squares = np.einsum("ij,ij->i", rows, rows)
+    with np.errstate(over="ignore", invalid="ignore"):
+        values: pf.Array = (total * total - squares) / (k * (k - 1))
+    bad = ~np.isfinite(values)
+    if np.any(bad):
+        peak = float(np.max(np.abs(rows[bad])))
+        scale = math.ldexp(1.0, -(math.frexp(peak)[1] + k.bit_length()))
+        scaled = rows[bad] * scale
+        total_s = scaled.sum(axis=1)
+        squares_s = np.einsum("ij,ij->i", scaled, scaled)
+        with np.errstate(over="ignore"):
+            values[bad] = ((total_s * total_s - squares_s) / (k * (k - 1))) / (scale * scale)
+    return values
 
 
 def _check_kernel(_: Any, attribute: Any, value: Any) -> None:
@@ -45,32 +66,94 @@ def _half_width(bounds: Any, name: str) -> float:
     return max(abs(bounds.low), abs(bounds.high))
 
 
-def product_smooth_sensitivity(total: pf.Array, k: int, c: float, beta: float) -> pf.Array:
-    """``SS_beta`` of the product-kernel U-statistic for row sums ``total`` of k values in ``[-c, c]``.
+_UNIT_ROUNDOFF = 2.0**-53
 
-    ``A^(j) = min{a + b j, C}`` with ``a = 4c(|S| + c) / (k(k-1))``, ``b = 8c^2 / (k(k-1))``, ``C = 4c^2 / k``.
-    ``e^{-j beta}(a + b j)`` is unimodal in j with its real maximum at ``1/beta - a/b`` and
-    ``e^{-j beta} C`` decreases, so the maximum over integers j >= 0 is attained at the integers next to
-    that point (below the cap) or where the cap starts: O(1) per row.
+_U_LOSS = 8
+"""Grid steps of beta held back for the rounding loss of the candidate search (at most h + 2 eps <= 4 h)."""
+
+
+def exact_row_sums(rows: pf.Array, c: float) -> tuple[pf.Array, float]:
+    """Row sums of values in ``[-c, c]`` and a bound on their error that holds in any summation order.
+
+    Each value is split as ``x 2^p = hi + lo`` with ``hi`` an integer and ``|lo| <= 1/2`` (both exact), where
+    ``2^p <= 2^51 / (k c)``: the integer parts sum exactly (every partial sum is an integer below 2^53), the
+    fractional parts with error at most ``(k - 1) u k / 2``, and the final addition rounds once. The bound is
+    about ``u k c``, the rounding of the sum itself, instead of the ``u k^2 c`` of a plain sum.
+    """
+    k = rows.shape[-1]
+    p = math.floor(51.0 - math.log2(k * c))
+    if p < 0:  # k c > 2^51: no exact split; the general bound for a sum of k terms of size <= c
+        return rows.sum(axis=-1), 2.0 * k * k * c * _UNIT_ROUNDOFF
+    scaled = rows * math.ldexp(1.0, p)
+    whole = np.rint(scaled)
+    scaled -= whole
+    total = (whole.sum(axis=-1) + scaled.sum(axis=-1)) * math.ldexp(1.0, -p)
+    error = math.ldexp(2.0 * _UNIT_ROUNDOFF * (k * k + math.ldexp(1.0, 53)), -p)
+    return total, error
+
+
+def product_log_smooth_sensitivity(
+    total: pf.Array, k: int, c: float, beta: float, total_error: float = 0.0
+) -> pf.Array:
+    """``ln SS_beta`` of the product-kernel U-statistic for row sums ``total`` of k values in ``[-c, c]``.
+
+    ``A^(j) = min{a + b j, C}`` with ``a = 4c(|S| + c) / (k(k-1))``, ``b = 8c^2 / (k(k-1))``, ``C = 4c^2 / k``,
+    i.e. ``A^(j) = min{b (v + j), C}`` with ``v = (|S| + c) / (2c) = a / b``; a neighbour has ``v' <= v + 1``. So
+    ``ln SS = max_j min{ln b + ln(v + j), ln C} - j beta``, a concave function of j: its maximum over the
+    integers lies next to ``clip(1/beta - v, 0, C/b - v)`` (``C/b = (k-1)/2``), and five candidates around it
+    (and j = 0) give the maximum in O(1) per row, computed in logs only (no exp of a large negative number).
+
+    **Exact in floating point** (``product_log_terms``): a neighbour's best term maps to the term ``j + 1``
+    here, less by exactly ``beta_step``; the candidates miss the maximum over all j by at most ``h + 2 eps``
+    (eps <= 1.5 h, the rounding of ``ln b + ln(v + j)``), which ``_U_LOSS`` grid steps held back from beta
+    absorb. So ``|ln SS(x) - ln SS(x')| <= beta`` holds for the floats; the result exceeds the exact ln SS by a
+    relative ``O(k u + j h)`` (u the unit roundoff) and is below it by at most one rounding of a log.
+
+    ``total_error`` bounds ``|total - exact sum|`` (``exact_row_sums``); with it the neighbour relation
+    ``v' <= v + 1`` survives the rounding of the sums.
     """
     s = np.abs(np.asarray(total, dtype=np.float64))
-    pairs = k * (k - 1)
-    a = 4.0 * c * (s + c) / pairs
-    b = 8.0 * c * c / pairs
-    cap = 4.0 * c * c / k
-    j_cap = np.maximum(np.ceil((cap - a) / b), 0.0)  # first j whose linear bound reaches the cap
-    j_star = 1.0 / beta - a / b
-    below = np.maximum(j_cap - 1.0, 0.0)
-    candidates = [
-        np.zeros_like(s),
-        np.clip(np.floor(j_star), 0.0, below),
-        np.clip(np.ceil(j_star), 0.0, below),
-        j_cap,
-    ]
-    best = np.zeros_like(s)
-    for j in candidates:
-        np.maximum(best, np.exp(-beta * j) * np.minimum(a + b * j, cap), out=best)
+    grid, g, v = _product_grid(s, k, c, beta, total_error)
+    step = 1.0 + g
+    kink = np.maximum(((k - 1) / 2.0 - v) / step, 0.0)  # where b (v + j step) reaches C
+    peak = np.clip(1.0 / grid.beta_step - v / step, 0.0, kink)
+    near = np.floor(peak)[:, np.newaxis] + np.array([-1.0, 0.0, 1.0, 2.0])
+    j = np.clip(np.concatenate([np.zeros((s.size, 1)), near], axis=1), 0.0, np.ceil(kink)[:, np.newaxis] + 2.0)
+    best: pf.Array = product_log_terms(s, k, c, beta, j, total_error).max(axis=1)
     return best
+
+
+def product_log_terms(
+    total: pf.Array, k: int, c: float, beta: float, spans: pf.Array, total_error: float = 0.0
+) -> pf.Array:
+    """The grid terms ``min{ln b + ln(v + j), ln C} - j beta`` of each row (rows of ``spans``: its j values).
+
+    ``v`` is rounded up to a grid of spacing g (a power of two at least twice its computing error, including
+    ``total_error / (2c)``) and the step of j to ``1 + g``, so ``v + j (1 + g)`` is exact and a neighbour's ``v'``
+    is at most ``v + 1 + g``: its term j is at most the term j + 1 here plus ``beta_step``. The logs are rounded
+    up to the grid of ``order.log_grid`` and ``j beta`` is ``j beta_step`` there, so these sums are exact.
+    ``spans`` has shape ``(B, J)`` (or ``(J,)``, shared); the result ``(B, J)``.
+    """
+    s = np.abs(np.asarray(total, dtype=np.float64))
+    grid, g, v = _product_grid(s, k, c, beta, total_error)
+    ln_b = math.log(8.0) + 2.0 * math.log(c) - math.log(k) - math.log(k - 1)
+    ln_cap = math.log(4.0) + 2.0 * math.log(c) - math.log(k)
+    j = np.asarray(spans, dtype=np.float64)
+    logs = np.minimum(ln_b + np.log(v[:, np.newaxis] + j * (1.0 + g)), ln_cap)
+    terms: pf.Array = grid.quantize(logs) - grid.decay(j)
+    return terms
+
+
+def _product_grid(s: pf.Array, k: int, c: float, beta: float, total_error: float) -> tuple[LogGrid, float, pf.Array]:
+    """The log grid, the spacing g of v and v rounded up to it, for ``s = |total|``."""
+    ln_b = math.log(8.0) + 2.0 * math.log(c) - math.log(k) - math.log(k - 1)
+    ln_cap = math.log(4.0) + 2.0 * math.log(c) - math.log(k)
+    grid = log_grid(abs(ln_b) + abs(ln_cap) + math.log(k + 3.0) + 2.0 * (k + 2) * beta + 4.0, beta, _U_LOSS)
+    # |computed v - exact v| plus the rounding of adding it; g >= 2 slack, and v + j (1 + g) <= k + 4 is exact.
+    slack = total_error / (2.0 * c) + 6.0 * _UNIT_ROUNDOFF * (k + 2)
+    g = math.ldexp(1.0, math.ceil(math.log2(max(2.0 * slack, (k + 3) * 2.0**-52))))
+    v: pf.Array = np.ceil((s / (2.0 * c) + 0.5 + slack) / g) * g
+    return grid, g, v
 
 
 @attrs.frozen
@@ -131,9 +214,7 @@ class UStatistic:
             raise ConfigError(f"statistic '{self.name}' needs resamples of at least 2 records", path="m")
         rows = np.take(x, index)
         if self.kernel == "product":
-            total = rows.sum(axis=1)
-            squares = np.einsum("ij,ij->i", rows, rows)
-            values: pf.Array = ((total * total - squares) / (k * (k - 1)))[:, np.newaxis]
+            values: pf.Array = _product_u(rows)[:, np.newaxis]
             return values
         general: pf.Array = self._general(rows)[:, np.newaxis]
         return general
@@ -156,6 +237,16 @@ class UStatistic:
             out[start : start + per_chunk] = values.sum(axis=(1, 2)) / (k * (k - 1))
         return out
 
+    def value_range(self, bounds: Any) -> tuple[float, float]:
+        """The kernel's range: its public ``kernel_range``, or ``x y`` over the bounds (extremes at corners)."""
+        if self.kernel != "product":
+            assert self.kernel_range is not None
+            return self.kernel_range
+        if not isinstance(bounds, pf.Bounds):
+            raise ConfigError(f"statistic '{self.name}' needs scalar bounds (low, high)", path="bounds")
+        corners = (bounds.low * bounds.low, bounds.low * bounds.high, bounds.high * bounds.high)
+        return (min(corners), max(corners))
+
     def sensitivity(self, k: int, bounds: Any) -> float:
         """Global L2 sensitivity on k records: ``4 c^2 / k`` (product) or ``2 W / k`` (kernel range width W)."""
         if self.kernel == "product":
@@ -164,16 +255,17 @@ class UStatistic:
         assert self.kernel_range is not None
         return 2.0 * (self.kernel_range[1] - self.kernel_range[0]) / k
 
-    def smooth_sensitivity(self, x: pf.Array, beta: float, bounds: Any) -> float:
-        """``SS_beta`` at the (clipped) full data (product kernel only)."""
+    def log_smooth_sensitivity(self, x: pf.Array, beta: float, bounds: Any) -> float:
+        """``ln SS_beta`` at the (clipped) full data (product kernel only)."""
         self._require_product()
         c = _half_width(bounds, self.name)
-        return float(product_smooth_sensitivity(np.array([x.sum()]), x.shape[0], c, beta)[0])
+        total, error = exact_row_sums(x[np.newaxis, :], c)
+        return float(product_log_smooth_sensitivity(total, x.shape[0], c, beta, error)[0])
 
-    def evaluate_smooth_batch(
+    def evaluate_log_smooth_batch(
         self, x: pf.Array, index: pf.IndexMatrix, beta: float, bounds: Any
     ) -> tuple[pf.Array, pf.Array]:
-        """Values ``(B, 1)`` and smooth sensitivities ``(B,)`` of B resamples (product kernel only)."""
+        """Values ``(B, 1)`` and ``ln SS_beta`` ``(B,)`` of B resamples (product kernel only)."""
         self._require_product()
         c = _half_width(bounds, self.name)
         k = index.shape[1]
@@ -181,7 +273,8 @@ class UStatistic:
         total = rows.sum(axis=1)
         squares = np.einsum("ij,ij->i", rows, rows)
         values = ((total * total - squares) / (k * (k - 1)))[:, np.newaxis]
-        return values, product_smooth_sensitivity(total, k, c, beta)
+        exact_total, error = exact_row_sums(rows, c)
+        return values, product_log_smooth_sensitivity(exact_total, k, c, beta, error)
 
     def default_mechanism(self, budget: pf.Budget) -> str:
         """The private estimator's default: Laplace under a pure or (eps, delta) budget, Gaussian under GDP."""

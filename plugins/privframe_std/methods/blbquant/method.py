@@ -27,7 +27,7 @@ import numpy as np
 import privframe as pf
 from privframe.errors import BudgetError, ConfigError, DataError
 from privframe_std.methods.blbquant.roots import block_roots, weighted_estimator
-from privframe_std.methods.blbquant.search import above_threshold, block_histograms, nested_coverages
+from privframe_std.methods.blbquant.search import ExactLaplace, above_threshold, block_histograms, nested_coverages
 
 __all__ = ["BLBQuant", "blb_blocks", "blb_replicates"]
 
@@ -177,6 +177,8 @@ class BLBQuant:
         tau_n = ctx.rate(n)
         low, high = self.grid if self.grid is not None else (-2.5 * bounds.width, 2.5 * bounds.width)
         target = self.bin_width if self.bin_width is not None else 1.0 / math.sqrt(n)
+        if not math.isfinite((high - low) / target):
+            raise ConfigError("the root grid is wider than the largest double; give a narrower grid", path="grid")
         bins = max(2, 1 << math.ceil(math.log2((high - low) / target)))
         width = (high - low) / bins
         shared = self.weights == "shared" or (self.weights == "auto" and R * n > SHARED_WEIGHTS_CELLS)
@@ -217,16 +219,17 @@ class BLBQuant:
         histograms = block_histograms(roots, low, width, bins)
 
         alpha = 1.0 - ctx.confidence
+        search_noise = ExactLaplace(search_rng)
         chosen: dict[str, int | None] = {}
         if self.sets == "symmetric":
-            k = above_threshold(nested_coverages(histograms, "symmetric"), 1.0 - alpha, eps_search, search_rng)
+            k = above_threshold(nested_coverages(histograms, "symmetric"), 1.0 - alpha, eps_search, search_noise)
             chosen["symmetric"] = k
             mid = (low + high) / 2
             half = (high - low) / 2 if k is None else (k + 1) * width
             set_low, set_high = mid - half, mid + half
         else:
-            k_up = above_threshold(nested_coverages(histograms, "upper"), 1.0 - alpha / 2, eps_search, search_rng)
-            k_low = above_threshold(nested_coverages(histograms, "lower"), 1.0 - alpha / 2, eps_search, search_rng)
+            k_up = above_threshold(nested_coverages(histograms, "upper"), 1.0 - alpha / 2, eps_search, search_noise)
+            k_low = above_threshold(nested_coverages(histograms, "lower"), 1.0 - alpha / 2, eps_search, search_noise)
             chosen.update(upper=k_up, lower=k_low)
             mid = (low + high) / 2
             set_high = high if k_up is None else mid + (k_up + 1) * width

@@ -17,14 +17,17 @@ Lap(4/eps): eps-DP however many candidate sets are scanned.
 
 from __future__ import annotations
 
+import math
 from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
 
+import privframe as pf
 from privframe.errors import ConfigError
 
 __all__ = [
+    "ExactLaplace",
     "LaplaceSource",
     "above_threshold",
     "block_count",
@@ -40,6 +43,26 @@ class LaplaceSource(Protocol):
 
     def laplace(self, loc: float = 0.0, scale: float = 1.0, size: int | None = None) -> object:
         """Laplace draws."""
+
+
+class ExactLaplace:
+    """Laplace noise for the search drawn exactly: ``g * DiscreteLaplace(t)`` on the power-of-two grid
+    ``g = pf.noise.grid_for(scale)``, with ``t = ceil(scale / g)`` so that the scale is at least the one asked.
+
+    The counts the search compares are integers, hence multiples of g, so the sparse-vector argument holds
+    for the discrete law as for the continuous one (a shift by c changes the probability of any outcome by
+    at most ``exp(c / (t g))``), and the noise is sampled in integer arithmetic from the Generator.
+    """
+
+    def __init__(self, rng: np.random.Generator) -> None:
+        self._rng = rng
+
+    def laplace(self, loc: float = 0.0, scale: float = 1.0, size: int | None = None) -> object:
+        """``size`` draws (one float when ``size`` is None) of exact discrete Laplace noise of at least ``scale``."""
+        grid = pf.noise.grid_for(scale)
+        t = math.ceil(scale / grid)
+        draws = pf.noise.discrete_laplace(self._rng, t, 1 if size is None else size).astype(np.float64) * grid + loc
+        return float(draws[0]) if size is None else draws
 
 
 def block_histograms(roots: FloatArray, low: float, width: float, bins: int) -> FloatArray:

@@ -48,7 +48,12 @@ class CRGS:
     order_statistic: str = attrs.field(default="inverted_cdf", validator=pf.validators.choice(*ORDER_STATISTIC_RULES))
 
     def defaults(self, budget: pf.Budget | None, confidence: float) -> Mapping[str, object]:
-        """WOR resamples (m = n / ln n, B = 1000), Gaussian noise, the GDP accountant."""
+        """WOR resamples (m = n / ln n, B = 1000), Gaussian noise, the GDP accountant.
+
+        A budget cr-gs cannot honour (pure eps-DP) is refused here, when the pipeline is built.
+        """
+        if budget is not None:
+            pf.as_gdp(budget)
         return {"sampler": "wor", "mechanism": "gaussian", "accountant": "gdp", **DEFAULT_SIZES}
 
     def run(self, ctx: pf.RunContext) -> pf.RegionResult:

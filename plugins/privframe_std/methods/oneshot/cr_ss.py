@@ -98,7 +98,12 @@ class CRSS:
     order_statistic: str = attrs.field(default="inverted_cdf", validator=pf.validators.choice(*ORDER_STATISTIC_RULES))
 
     def defaults(self, budget: pf.Budget | None, confidence: float) -> Mapping[str, object]:
-        """WOR resamples (m = n / ln n, B = 1000), PTR-GDP, the GDP accountant."""
+        """WOR resamples (m = n / ln n, B = 1000), PTR-GDP, the GDP accountant.
+
+        A budget cr-ss cannot honour (no delta) is refused here, when the pipeline is built.
+        """
+        if budget is not None:
+            cr_ss_budget(budget)
         return {"sampler": "wor", "mechanism": "ptr-gdp", "accountant": "gdp", **DEFAULT_SIZES}
 
     def run(self, ctx: pf.RunContext) -> pf.RegionResult:
@@ -127,16 +132,20 @@ class CRSS:
         smooth = compute_smooth_roots(ctx, sample_rng, beta_rule, self.order_statistic)
         roots, beta = smooth.roots, smooth.beta
         kappa = roots.kappa
-        growth = math.expm1(kappa * beta) / math.expm1(beta)
         factor = fpc_factor(self.fpc, ctx, roots)
-        radius_bound = factor * (smooth.max_resample_bound * growth + smooth.center_bound)
+        # ln s(D) = ln(fpc) + logaddexp(ln max_i SS_i + ln((e^{kappa beta} - 1)/(e^beta - 1)), ln SS(D)), in logs
+        # throughout: the smooth bounds themselves can underflow on tied data.
+        log_growth = math.log(math.expm1(kappa * beta) / math.expm1(beta))
+        log_radius_bound = math.log(factor) + float(
+            np.logaddexp(smooth.log_max_resample_bound + log_growth, smooth.log_center_bound)
+        )
         delta_n = statistic.sensitivity(n, ctx.bounds)
         delta_m = statistic.sensitivity(roots.m, ctx.bounds)
         radius_fallback = None if delta_n is None or delta_m is None else factor * (kappa * delta_m + delta_n)
         half = pf.GDP(gdp.mu / math.sqrt(2.0), delta=gdp.delta / 2.0)
         center, center_event = ctx.release_smooth(
             roots.theta_hat,
-            smooth.center_bound,
+            smooth.log_center_bound,
             beta,
             half,
             label="center",
@@ -146,7 +155,7 @@ class CRSS:
         )
         radius, _ = ctx.release_smooth(
             np.array([factor * roots.r]),
-            radius_bound,
+            log_radius_bound,
             kappa * beta,
             half,
             label="radius",
@@ -177,9 +186,9 @@ class CRSS:
         }
         if self.report_nonprivate:
             diagnostics["nonprivate"] = {
-                "s_center": smooth.center_bound,
-                "s_radius": radius_bound,
-                "max_resample_bound": smooth.max_resample_bound,
+                "s_center": math.exp(smooth.log_center_bound),
+                "s_radius": math.exp(log_radius_bound),
+                "max_resample_bound": math.exp(smooth.log_max_resample_bound),
                 "r": factor * roots.r,
             }
         return ctx.region(

@@ -105,13 +105,13 @@ def compute_roots(ctx: pf.RunContext, rng: np.random.Generator, rule: str = "inv
 
 @attrs.frozen
 class SmoothRoots:
-    """:class:`OneShotRoots` plus the smoothness beta and the smooth bounds (all non-private)."""
+    """:class:`OneShotRoots` plus the smoothness beta and the logs of the smooth bounds (all non-private)."""
 
     roots: OneShotRoots
     beta: float
     rho: float
-    center_bound: float
-    max_resample_bound: float
+    log_center_bound: float
+    log_max_resample_bound: float
 
 
 def compute_smooth_roots(
@@ -120,19 +120,19 @@ def compute_smooth_roots(
     beta_rule: Callable[[pf.Resamples], tuple[float, float]],
     rule: str = "inverted_cdf",
 ) -> SmoothRoots:
-    """Steps 1-3 plus ``SS_beta`` on the full data and on every resample (one pass over the resamples).
+    """Steps 1-3 plus ``ln SS_beta`` on the full data and on every resample (one pass over the resamples).
 
     ``beta_rule(resamples) -> (beta, rho)`` runs once the sampler has fixed kappa and B.
     """
     resamples = ctx.resample(rng)
     beta, rho = beta_rule(resamples)
     theta_hat = ctx.evaluate()
-    center_bound = ctx.smooth_sensitivity(beta)
-    theta_star, smooth = ctx.evaluate_smooth(resamples, theta_hat.shape[0], beta)
+    log_center_bound = ctx.log_smooth_sensitivity(beta)
+    theta_star, log_smooth = ctx.evaluate_smooth(resamples, theta_hat.shape[0], beta)
     return SmoothRoots(
         roots=_roots(ctx, resamples, theta_hat, theta_star, rule),
         beta=beta,
         rho=rho,
-        center_bound=center_bound,
-        max_resample_bound=float(smooth.max()),
+        log_center_bound=log_center_bound,
+        log_max_resample_bound=float(log_smooth.max()),
     )

@@ -136,7 +136,9 @@ class PrivBoot:
         sigma = float(event.noise_scale or 0.0)
 
         alpha = 1.0 - ctx.confidence
-        center = float(np.mean(releases))
+        # mean and variance in units of the noise scale, so that huge bounds cannot overflow them
+        unit = sigma if sigma > 0 else 1.0
+        center = float(np.mean(releases / unit)) * unit
         diagnostics: dict[str, Any] = {
             "delta_n": delta_n,
             "sigma": sigma,
@@ -144,7 +146,8 @@ class PrivBoot:
             "asymptotic_sigma": delta_n / asymptotic_mu0,
             "asymptotic": target is None,
         }
-        spread = math.sqrt(max(float(np.var(releases, ddof=1)) - sigma**2, 0.0))
+        excess = float(np.var(releases / unit, ddof=1)) - (sigma / unit) ** 2
+        spread = unit * math.sqrt(excess) if excess > 0 else 0.0 if excess <= 0 else math.nan
         z = float(special.ndtri(1 - alpha / 2))
         low, high = center - z * spread, center + z * spread
         diagnostics["standard_interval"] = (low, high)  # post-processing of the releases: free to report
