@@ -34,6 +34,7 @@ from privframe.pipeline import Part, Pipeline, ResolvedPipeline
 from privframe.protocols import (
     Accountant,
     BatchSmoothMechanism,
+    DescribedNoise,
     DirectStatistic,
     Mechanism,
     PopulationStatistic,
@@ -94,6 +95,7 @@ __all__ = [
     "ApproxDP",
     "Array",
     "BatchSmoothMechanism",
+    "DescribedNoise",
     "BlockSeeds",
     "Bounds",
     "Budget",

@@ -41,7 +41,10 @@ def confidence_interval(
     statistic : str
         A registered statistic (``"mean"``, ...).
     method : str
-        A registered method (``"cr-gs"``, ``"subsampling"``, ...).
+        A registered method (``"cr-gs"``, ``"subsampling"``, ...), or ``"auto"``: the method the method map
+        expects to give the narrowest valid interval for this statistic, n, budget and confidence (public
+        information only, never the data values; :mod:`privframe.auto`). ``res.method`` is then the method
+        that ran and ``res.diagnostics["auto"]`` says why.
     budget : GDP, ApproxDP, PureDP or None
         The total privacy budget; ``None`` only for non-private references.
     bounds : (low, high), Bounds or L2Ball, optional
@@ -49,7 +52,8 @@ def confidence_interval(
     confidence : float, default 0.9
         Nominal coverage ``1 - alpha``, in (0, 1).
     sampler, mechanism, accountant : str, optional
-        Override the method's default parts.
+        Override the method's default parts (not with ``method="auto"``, which runs the chosen method's
+        defaults).
     rng : None, int, SeedSequence or Generator
         ``None`` (fresh OS entropy) for a real release; a seed makes runs reproducible and voids
         privacy for anyone who knows it.

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -120,7 +120,18 @@ def _result_dict(result: IntervalResult | RegionResult) -> dict[str, Any]:
         out.update(low=result.low, high=result.high, center=result.center, width=result.width)
     else:
         out.update(center=result.center.tolist(), radius=result.radius)
+    if "auto" in result.diagnostics:
+        out["auto"] = _plain(result.diagnostics["auto"])
     return out
+
+
+def _plain(value: Any) -> Any:
+    """Read-only nested diagnostics as JSON-ready values."""
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
 
 
 def _print_result(result: IntervalResult | RegionResult) -> None:
@@ -133,6 +144,12 @@ def _print_result(result: IntervalResult | RegionResult) -> None:
     params = result.parameters
     shown = ", ".join(f"{k}={params[k]}" for k in ("statistic", "sampler", "n", "m", "B", "kappa") if k in params)
     print(f"  method {result.method} ({shown})")
+    if "auto" in result.diagnostics:
+        cell = result.diagnostics["auto"]["cell"]
+        print(
+            f"  chosen by method='auto' from the method map's cell {cell['statistic']}, n = {cell['n']}, "
+            f"{cell['budget']} (the narrowest method covering within 2 SE of nominal there)"
+        )
     print(f"  privacy: {result.privacy.summary(1e-6)}")
     for event in result.privacy.events:
         # Smooth-bound and selection mechanisms have no fixed noise scale (it is data-dependent or absent).

@@ -5,6 +5,10 @@ its keywords, ``privframe run`` from a file. It is resolved once, when it is bui
 is checked, every part instantiated and checked against what the method needs, so a typo fails with a
 ``ConfigError`` naming its path (``pipeline.sampler.m``) before any data is touched. Each run then hands
 the method a :class:`~privframe.context.RunContext` and trusts it.
+
+``method="auto"`` (:mod:`privframe.auto`) is checked when it is built too, but the method is chosen when
+it runs, from n (the data's length, which is public) and the other public settings, never the data
+values: :meth:`Pipeline.select` gives the pipeline of the chosen method.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import attrs
 import numpy as np
 import numpy.typing as npt
 
-from privframe import evaluation
+from privframe import auto, evaluation
 from privframe._frozen import frozen_mapping
 from privframe._rng import RngLike, as_seed_sequence
 from privframe.budgets import GDP, ApproxDP, Budget, PureDP, budget_from_table, budget_to_table
@@ -295,9 +299,14 @@ class Pipeline:
     options: RunOptions = attrs.field(factory=RunOptions)
     prefix: str = attrs.field(default="", eq=False, repr=False)
     registry: PluginRegistry | None = attrs.field(default=None, eq=False, repr=False)
-    _resolved: ResolvedPipeline = attrs.field(init=False, eq=False, repr=False)
+    _resolved: ResolvedPipeline | None = attrs.field(init=False, eq=False, repr=False)
+    _auto: Mapping[str, Any] | None = attrs.field(default=None, init=False, eq=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
+        if self.method.name == auto.AUTO:
+            _check_auto(self)  # the method itself is chosen when n is known (select)
+            object.__setattr__(self, "_resolved", None)
+            return
         resolution = _resolve(
             self._specs(),
             {},
@@ -350,6 +359,25 @@ class Pipeline:
         checked_budget = _check_budget(budget, "budget")
         checked_bounds = _check_bounds(bounds, "")
         checked_confidence = _check_confidence(confidence, "confidence")
+        method_part, statistic_part = specs["method"], specs["statistic"]
+        if method_part is not None and statistic_part is not None and method_part.name == auto.AUTO:
+            if extra:
+                raise ConfigError(
+                    "method 'auto' runs the chosen method with its own defaults; name a method to set part options",
+                    path=next(iter(extra)),
+                )
+            return cls(
+                method=method_part,
+                statistic=statistic_part,
+                budget=checked_budget,
+                bounds=checked_bounds,
+                confidence=checked_confidence,
+                sampler=specs["sampler"],
+                mechanism=specs["mechanism"],
+                accountant=specs["accountant"],
+                options=run_options,
+                registry=reg,
+            )
         resolution = _resolve(
             specs,
             extra,
@@ -372,6 +400,7 @@ class Pipeline:
             "prefix": "",
             "registry": reg,
             "_resolved": resolution.resolved,
+            "_auto": None,
         }
         # Already resolved: fill the fields directly instead of resolving a second time in __init__.
         pipe = cls.__new__(cls)
@@ -458,8 +487,41 @@ class Pipeline:
     # -- resolution and running ---------------------------------------------------------------------
 
     def resolve(self) -> ResolvedPipeline:
-        """The resolved parts (computed once, when the pipeline was built)."""
+        """The resolved parts (computed once, when the pipeline was built).
+
+        A ``method="auto"`` pipeline has none until its method is chosen: resolve ``select(n)`` instead.
+        """
+        if self._resolved is None:
+            raise ConfigError(
+                "method 'auto' chooses its method when it runs, from n; resolve pipe.select(n) instead", path="method"
+            )
         return self._resolved
+
+    @property
+    def is_auto(self) -> bool:
+        """Whether this is a ``method="auto"`` pipeline whose method is chosen when it runs."""
+        return self._resolved is None
+
+    def select(self, n: int) -> Pipeline:
+        """The pipeline that runs on n records: this one, or for ``method="auto"`` the chosen method's.
+
+        The choice uses only public information: the statistic, n, the budget and the confidence
+        (:mod:`privframe.auto`). The chosen pipeline records why in its results'
+        ``diagnostics["auto"]``. A ``ConfigError`` names the methods to choose from when no method of
+        the map's nearest cell is valid and accepts the budget.
+
+        Examples
+        --------
+        >>> import privframe as pf
+        >>> pipe = pf.Pipeline.build("mean", method="auto", budget=pf.GDP(1.0), bounds=(0, 20))
+        >>> pipe.is_auto, pipe.select(2000).is_auto
+        (True, False)
+        """
+        if self._resolved is not None:
+            return self
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+            raise ConfigError("must be a positive integer", path="n")
+        return _select_auto(self, int(n))
 
     def run(self, x: npt.ArrayLike, rng: RngLike = None) -> IntervalResult | RegionResult:
         """Run on data ``x``; a scalar statistic gives an ``IntervalResult``, a vector one a ``RegionResult``.
@@ -469,7 +531,12 @@ class Pipeline:
 
         ``rng=None`` draws fresh OS entropy, the only right choice for a real release: anyone who knows
         the seed can subtract the noise.
+
+        A ``method="auto"`` pipeline first chooses its method from the data's length (:meth:`select`).
         """
+        if self._resolved is None:
+            data = as_data(x)
+            return self.select(data.shape[0]).run(data, rng)
         result = self.run_raw(x, rng)
         if isinstance(result, RegionResult) and result.dimension == 1:
             result = result.to_interval()
@@ -480,13 +547,16 @@ class Pipeline:
     def run_raw(self, x: npt.ArrayLike, rng: RngLike = None) -> IntervalResult | RegionResult:
         """Run and return the method's own result type (a ball stays a ball even when d = 1)."""
         resolved = self._resolved
+        if resolved is None:
+            data = as_data(x)
+            return self.select(data.shape[0]).run_raw(data, rng)
         ctx = resolved.context(as_data(x), as_seed_sequence(rng))
         try:
             # A floating-point warning raised on some data and not on their neighbours would be a release
             # (and an exception under warnings-as-errors): overflow and NaN are handled by the statistics
             # and mechanisms, never reported.
             with np.errstate(all="ignore"):
-                return resolved.method.run(ctx)
+                result = resolved.method.run(ctx)
         except PTRFailed as exc:
             exc.ledger = ctx.ledger()
             raise
@@ -496,6 +566,152 @@ class Pipeline:
             if self.prefix and head in _TOP_KEYS:
                 raise exc.with_prefix(self.prefix) from exc
             raise
+        if self._auto is not None:
+            result = attrs.evolve(result, diagnostics={**result.diagnostics, "auto": self._auto})
+        return result
+
+
+# -- method="auto" -----------------------------------------------------------------------------------
+
+
+_BOUNDS_KINDS = {"interval": "scalar bounds (low, high)", "ball": "an L2Ball bound", "none": "no bounds"}
+
+
+def _auto_path(pipe: Pipeline, key: str) -> str:
+    return join_path(pipe.prefix, key) or key
+
+
+def _auto_map(pipe: Pipeline) -> auto.MethodMap:
+    """The map an auto pipeline chooses from: its ``map`` option (a file or a MethodMap), else the shipped one."""
+    chosen = pipe.method.options.get("map")
+    try:
+        if chosen is None:
+            return auto.MethodMap.shipped()
+        if isinstance(chosen, auto.MethodMap):
+            return chosen
+        if isinstance(chosen, (str, Path)):
+            return auto.MethodMap.read(chosen)
+        raise ConfigError("expected the path of a method-map file", path="map")
+    except ConfigError as exc:
+        raise exc.with_prefix(_auto_path(pipe, "method")) from exc
+
+
+def _concrete(pipe: Pipeline, entry: auto.MapEntry) -> Pipeline:
+    """``pipe`` with the map entry's method (and any parts the map's experiment gave it); resolved here."""
+    parts: dict[str, Part | None] = {
+        kind: Part.coerce(entry.parts[kind], kind) if kind in entry.parts else None for kind in _PART_KINDS
+    }
+    method = Part(entry.name, {k: v for k, v in entry.method.items() if k != "name"})
+    return attrs.evolve(
+        pipe, method=method, sampler=parts["sampler"], mechanism=parts["mechanism"], accountant=parts["accountant"]
+    )
+
+
+def _accepted_methods(pipe: Pipeline) -> list[str]:
+    """Registered private methods whose pipeline builds for this statistic, budget and bounds (any n)."""
+    reg = pipe.registry or registry
+    names = []
+    for name in reg.names("method"):
+        try:
+            attrs.evolve(pipe, method=Part(name))
+        except (BudgetError, ConfigError):
+            continue
+        names.append(name)
+    return names
+
+
+def _name_a_method(pipe: Pipeline) -> str:
+    accepted = _accepted_methods(pipe)
+    if not accepted:
+        return f"no registered method accepts statistic '{pipe.statistic.name}' at {pipe.budget}"
+    return f"name one of the methods that accept '{pipe.statistic.name}' at {pipe.budget}: {', '.join(accepted)}"
+
+
+def _check_auto(pipe: Pipeline) -> None:
+    """What an auto pipeline can check before n is known: its settings, and that some mapped method fits."""
+    if pipe.budget is None:
+        raise BudgetError(
+            "method 'auto' chooses among private methods and needs a budget", path=_auto_path(pipe, "budget")
+        )
+    for kind in _PART_KINDS:
+        if getattr(pipe, kind) is not None:
+            raise ConfigError(
+                "method 'auto' runs the chosen method with its default parts; name a method to choose its parts",
+                path=_auto_path(pipe, kind),
+            )
+    for key in pipe.method.options:
+        if key != "map":
+            raise ConfigError(
+                "method 'auto' takes one option, map (a method-map file)", path=_auto_path(pipe, f"method.{key}")
+            )
+    method_map = _auto_map(pipe)
+    reg = pipe.registry or registry
+    path = _auto_path(pipe, "statistic")
+    statistic = reg.get("statistic", pipe.statistic.name, path=path).create(dict(pipe.statistic.options), path)
+    if pipe.bounds is None and evaluation.requires_bounds(statistic):
+        raise ConfigError(f"statistic '{pipe.statistic.name}' needs public bounds", path=_auto_path(pipe, "bounds"))
+    bounds = auto.bounds_kind(pipe.bounds)
+    measured = method_map.methods_for(pipe.statistic.name, bounds)
+    if not measured:
+        if method_map.variants(pipe.statistic.name):
+            what = f"statistic '{pipe.statistic.name}' with {_BOUNDS_KINDS[bounds]}"
+        else:
+            what = f"statistic '{pipe.statistic.name}' (it has {', '.join(method_map.statistic_names())})"
+        raise ConfigError(
+            f"the method map has no measurements for {what}; {_name_a_method(pipe)}", path=_auto_path(pipe, "method")
+        )
+    for entry in measured:
+        try:
+            _concrete(pipe, entry)
+        except (BudgetError, ConfigError):
+            continue
+        return
+    raise ConfigError(
+        f"no method the method map measured for '{pipe.statistic.name}' accepts {pipe.budget}; {_name_a_method(pipe)}",
+        path=_auto_path(pipe, "method"),
+    )
+
+
+def _select_auto(pipe: Pipeline, n: int) -> Pipeline:
+    """The best-ranked candidate of the nearest map cell that accepts the budget (public inputs only)."""
+    method_map = _auto_map(pipe)
+    budget = pipe.budget
+    assert budget is not None  # checked when built
+    located = method_map.locate(pipe.statistic.name, pipe.statistic.options, n, budget, auto.bounds_kind(pipe.bounds))
+    if located is None:
+        raise ConfigError(
+            f"the method map has no measurements for statistic '{pipe.statistic.name}'; {_name_a_method(pipe)}",
+            path=_auto_path(pipe, "method"),
+        )
+    cell = located.cell
+    passed_over: list[tuple[auto.MapEntry, str]] = []
+    for entry in cell.candidates():
+        try:
+            chosen = _concrete(pipe, entry)
+        except (BudgetError, ConfigError) as exc:
+            passed_over.append((entry, f"refused this budget: {exc.message}"))
+            continue
+        why = auto.diagnostics(
+            located,
+            method_map=method_map,
+            n=n,
+            budget=budget,
+            confidence=pipe.confidence,
+            chosen=entry,
+            passed_over=passed_over,
+        )
+        object.__setattr__(chosen, "_auto", why)
+        return chosen
+    skipped = {entry.label: reason for entry, reason in passed_over}
+    measured = "; ".join(
+        f"{entry.name}: {skipped.get(entry.label) or auto.excluded_reason(entry, cell.nominal)}"
+        for entry in cell.entries
+    )
+    raise ConfigError(
+        f"no method of the method map's nearest cell ({cell.statistic}, n = {cell.n}, {cell.budget}) covers "
+        f"within 2 SE of nominal and accepts {budget} ({measured}); {_name_a_method(pipe)}",
+        path=_auto_path(pipe, "method"),
+    )
 
 
 def within_range(result: IntervalResult, statistic: Statistic, bounds: Bounds | L2Ball | None) -> IntervalResult:

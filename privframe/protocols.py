@@ -20,6 +20,7 @@ from privframe.types import Array, Design, IndexMatrix, SmoothRelease, SmoothRel
 __all__ = [
     "Accountant",
     "BatchSmoothMechanism",
+    "DescribedNoise",
     "DirectStatistic",
     "Mechanism",
     "PopulationStatistic",
@@ -206,6 +207,23 @@ class Mechanism(Protocol):
 
     def apply(self, value: Array, event: PrivacyEvent, rng: np.random.Generator) -> Array:
         """``value`` plus noise at the event's scale."""
+
+
+@runtime_checkable
+class DescribedNoise(Protocol):
+    """A mechanism that states the law of the noise it adds, for methods that must account for it.
+
+    Optional. The noise of one coordinate is ``noise_scale`` times a fixed symmetric law, where
+    ``noise_scale`` is the event's (or the smooth release's) ``noise_scale``. The noise-aware one-shot
+    radii use it: they widen the radius by the radius noise's upper quantile and convolve the roots with
+    the centre's noise. Both functions are data-independent.
+    """
+
+    def noise_quantile(self, noise_scale: float, p: float) -> float:
+        """An upper bound on the p-quantile of one coordinate's noise (exact noise: rounding included)."""
+
+    def noise_draws(self, noise_scale: float, shape: tuple[int, ...], rng: np.random.Generator) -> Array:
+        """Independent draws of the noise, for simulation (never added to a release)."""
 
 
 @runtime_checkable

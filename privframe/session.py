@@ -366,6 +366,7 @@ class Session:
 
     def _run(self, pipe: Pipeline, x: npt.ArrayLike, rng: RngLike, *, raw: bool) -> IntervalResult | RegionResult:
         data = as_data(x)  # the public schema check: a malformed input is not a release and costs nothing
+        pipe = pipe.select(data.shape[0])  # method="auto" chooses from n (public) before anything is charged
         with self._locked():  # admit and record in one step, so two processes cannot both spend the rest
             self._reload()
             budget = pipe.budget

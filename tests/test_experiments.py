@@ -148,6 +148,7 @@ def test_clipped_normal_mean_matches_the_closed_form() -> None:
         ("truncated-normal", {}, "mean"),
         ("uniform", {}, "mean"),
         ("clipped-normal", {}, "mean"),
+        ("clipped-lognormal", {}, "mean"),
         ("normal", {"loc": 1.0, "scale": 2.0}, "mean"),
     ],
 )
@@ -159,6 +160,19 @@ def test_generators_draw_from_the_distribution_their_truth_describes(
     assert x.shape == (200_000,)
     # The sample mean has SE sd / sqrt(N); allow 3 SE.
     assert abs(x.mean() - _truth(gen, statistic)) <= 3 * x.std() / math.sqrt(x.size)
+
+
+def test_clipped_lognormal_truths_match_experiments_md() -> None:
+    gen = make_generator("clipped-lognormal", {}, "experiment.data")
+    # Median exp(0) = 1 and 0.9-quantile exp(z_0.9), both below the clip at 20.
+    assert _truth(gen, "median") == pytest.approx(1.0, abs=1e-12)
+    assert _truth(gen, "quantile", q=0.9) == pytest.approx(math.exp(stats.norm.ppf(0.9)), rel=1e-12)
+    assert _truth(gen, "quantile", q=0.9) == pytest.approx(3.602224, abs=5e-7)
+    # Mean: E[min(e^Z, 20)] = e^(1/2) Phi(ln 20 - 1) + 20 (1 - Phi(ln 20)) in closed form.
+    z = math.log(20.0)
+    exact = math.exp(0.5) * stats.norm.cdf(z - 1) + 20 * stats.norm.sf(z)
+    assert _truth(gen, "mean") == pytest.approx(exact, abs=1e-10)
+    assert _truth(gen, "mean") == pytest.approx(1.638210, abs=5e-7)
 
 
 def test_logistic_generator_shape_norms_labels_and_conditional_law() -> None:
@@ -713,8 +727,9 @@ def test_smoke_run_of_every_builtin_experiment(name: str, tmp_path: Path) -> Non
     spec.validate()  # every pipeline at every budget level resolves; one level is run
     budgets = [spec.levels[0].label] if spec.levels else None
     res = E.run(name, trials=1, n=SMOKE_N.get(name, [200]), budgets=budgets, out=tmp_path)
-    expected = sum(len(res.spec.cells_levels(m)) for m in res.spec.methods) * len(res.spec.n)
+    expected = (sum(len(res.spec.cells_levels(m)) for m in res.spec.methods) - len(res.refused)) * len(res.spec.n)
     assert len(res.rows) == expected
+    assert not res.refused or spec.record_refused
     for row in res.rows:
         assert row.trials == 1
         assert row.coverage is None or 0 <= row.coverage <= 1
@@ -727,6 +742,52 @@ def test_smoke_run_of_every_builtin_experiment(name: str, tmp_path: Path) -> Non
         if spec.method(row.method).reference is not None and row.failure_rate == 0:
             assert row.rel_width is not None
     assert (tmp_path / name / "results.json").is_file()
+
+
+def test_refusals_are_recorded_only_when_asked_and_typos_still_fail(tmp_path: Path) -> None:
+    budgets = [
+        {"label": "mu=1", "gdp": {"unit": "gdp", "mu": 1.0}},
+        {"label": "pure", "gdp": {"unit": "pure-dp", "epsilon": 1.0}},
+    ]
+    config = _config(**{"grid/budgets": budgets})
+    # cr-gs refuses a pure budget when its pipeline is built: an error by default ...
+    with pytest.raises(pf.ConfigError, match=r"^budget: a GDP method cannot honour pure epsilon-DP"):
+        E.run(config)
+    # ... and a recorded refusal with record_refused: that cell is not run, the others are.
+    config["experiment"]["record_refused"] = True
+    res = E.run(config, out=tmp_path)
+    assert [(r.method, r.budget) for r in res.refused] == [("cr-gs-wor", "pure")]
+    assert "pure epsilon-DP" in res.refused[0].reason
+    assert [(row.method, row.budget) for row in res.rows] == [("cr-gs-wor", "mu=1"), ("sub", E.NON_PRIVATE)]
+    assert res.table().splitlines()[-1].startswith("refused: cr-gs-wor at pure (")
+    saved = json.loads((tmp_path / "toy" / "results.json").read_text(encoding="utf-8"))
+    assert saved["refused"] == [r.to_dict() for r in res.refused]
+    assert saved["cells"] == 2
+    # A typo is not a refusal.
+    for change, path in [
+        (
+            {"methods/cr-gs-wor/sampler": {"name": "wor", "M": 3}},
+            r"experiment\.methods\.cr-gs-wor\.sampler\.M: unknown",
+        ),
+        (
+            {"methods/cr-gs-wor/method": {"name": "cr-gs", "fcp": True}},
+            r"experiment\.methods\.cr-gs-wor\.method\.fcp: ",
+        ),
+        ({"methods/cr-gs-wor/sampler": "wro"}, r"experiment\.methods\.cr-gs-wor\.sampler: unknown sampler 'wro'"),
+    ]:
+        bad = _config(**{"grid/budgets": budgets, "record_refused": True, **change})
+        with pytest.raises(pf.ConfigError, match="^" + path):
+            E.run(bad)
+    with pytest.raises(pf.ConfigError, match=r"^experiment\.record_refused: "):
+        parse_experiment(_config(record_refused="yes"))
+
+
+def test_the_method_map_experiment_is_built_in_but_not_in_the_report() -> None:
+    assert "method-map" in E.builtin_names()
+    assert "method-map" not in E.report_names()
+    assert set(E.report_names()) == set(E.builtin_names()) - {"method-map"}
+    with pytest.raises(pf.ConfigError, match=r"^experiment\.report\.include: "):
+        parse_experiment(_config(report={"include": "no"}))
 
 
 def test_builtin_configs_are_package_data() -> None:

@@ -113,6 +113,14 @@ class RecordingGaussian:
         gaussian: pf.Mechanism = pf.registry.create("mechanism", "gaussian")
         return gaussian.apply(value, event, rng)
 
+    def noise_quantile(self, noise_scale: float, p: float) -> float:
+        law: pf.DescribedNoise = pf.registry.create("mechanism", "gaussian")
+        return law.noise_quantile(noise_scale, p)
+
+    def noise_draws(self, noise_scale: float, shape: tuple[int, ...], rng: np.random.Generator) -> pf.Array:
+        law: pf.DescribedNoise = pf.registry.create("mechanism", "gaussian")
+        return law.noise_draws(noise_scale, shape, rng)
+
 
 @attrs.frozen
 class RecordingPTR:
@@ -132,6 +140,13 @@ class RecordingPTR:
         out = self._inner().release_smooth(value, log_bound, event, rng, **kwargs)
         RELEASED.append(event.label)
         return out
+
+    def noise_quantile(self, noise_scale: float, p: float) -> float:
+        return float(self._inner().noise_quantile(noise_scale, p))
+
+    def noise_draws(self, noise_scale: float, shape: tuple[int, ...], rng: np.random.Generator) -> pf.Array:
+        draws: pf.Array = self._inner().noise_draws(noise_scale, shape, rng)
+        return draws
 
 
 class Instruments:
@@ -335,7 +350,7 @@ def test_cr_ss_radius_failure_after_the_centre_release_still_releases_nothing(
             radius_proposal=1e-12,
             rng=3,
         )
-    _, center_rng, radius_rng = generators[-3:]
+    _, center_rng, radius_rng, _ = generators[-4:]
     assert center_rng.draws == 2  # Z_0 and Z_1 of the centre
     assert radius_rng.draws == 1  # Z_0 of the radius test only
 
@@ -358,7 +373,7 @@ def test_limit_refuses_the_first_release_before_any_noise(
             mechanism={"name": "test-recording-gaussian", "greedy": "center"},
             rng=0,
         )
-    _, center_rng, radius_rng = generators[-3:]
+    _, center_rng, radius_rng, _ = generators[-4:]
     assert (center_rng.draws, radius_rng.draws) == (0, 0)
     assert RELEASED == []
 
@@ -374,7 +389,7 @@ def test_limit_refuses_the_second_release_before_its_noise(generators: list[Coun
             mechanism={"name": "test-recording-gaussian", "greedy": "radius"},
             rng=0,
         )
-    _, center_rng, radius_rng = generators[-3:]
+    _, center_rng, radius_rng, _ = generators[-4:]
     assert (center_rng.draws, radius_rng.draws) == (1, 0)
     assert RELEASED == ["center"]  # computed, but the call raised: it never left
 

@@ -98,10 +98,6 @@ def test_example_plugin_is_registered_through_its_entry_point(winsorized: Any) -
     assert isinstance(statistic, pf.PreparingStatistic)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 14: the noisy CR-GS radius is clamped at 0 (zero width) here; a noise-aware radius fixes it",
-)
 def test_example_plugin_through_a_toml_pipeline(winsorized: Any, data: np.ndarray, tmp_path: Path) -> None:
     path = tmp_path / "pipeline.toml"
     path.write_text(
@@ -141,10 +137,6 @@ B = 200
     assert (again.low, again.high, again.center) == (res.low, res.high, res.center)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 14: the noisy CR-GS radius is clamped at 0 (zero width) here; a noise-aware radius fixes it",
-)
 def test_example_plugin_through_confidence_interval(winsorized: Any, data: np.ndarray) -> None:
     res = pf.confidence_interval(
         data, "winsorized-mean", method="cr-gs", budget=pf.GDP(1.0), bounds=(0, 1), trim=0.2, rng=1

@@ -9,12 +9,14 @@ every neighbour of small datasets on a grid, for WOR and for WR index sets with 
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 
 import numpy as np
 import pytest
 
 import privframe as pf
 from privframe import evaluation
+from privframe_std.methods.oneshot.radius import convolved_quantile
 
 GRID = np.linspace(0.0, 1.0, 5)
 
@@ -72,13 +74,41 @@ def _radius(x: np.ndarray, index: np.ndarray, confidence: float) -> float:
     return float(np.sort(roots)[k]) * np.sqrt(index.shape[1])
 
 
-def _worst_radius_change(index: np.ndarray, n: int, confidence: float) -> float:
+def _radii(datasets: np.ndarray, index: np.ndarray, confidence: float) -> np.ndarray:
+    """:func:`_radius` of every row of ``datasets`` (N, n) at once: the rows are laid end to end and the
+    statistic's own ``evaluate_batch`` reads each resample at its dataset's offset."""
+    mean = pf.registry.create("statistic", "mean")
+    count, n = datasets.shape
+    flat = datasets.reshape(-1)
+    offsets = (np.arange(count) * n)[:, None, None]
+    theta = mean.evaluate_batch(flat, np.arange(count * n).reshape(count, n))  # (N, 1)
+    star = mean.evaluate_batch(flat, (index[None, :, :] + offsets).reshape(-1, index.shape[1]))
+    roots = np.abs(star.reshape(count, index.shape[0]) - theta)
+    k = evaluation.order_statistic_index(confidence, index.shape[0])
+    return np.sort(roots, axis=1)[:, k] * np.sqrt(index.shape[1])
+
+
+def _worst_radius_change(
+    index: np.ndarray, n: int, confidence: float, radius: Callable[..., float] | None = None
+) -> float:
+    """The largest change of the radius over every dataset on GRID^n and every replace-one neighbour."""
+    if radius is None:
+        datasets = np.array(list(itertools.product(GRID, repeat=n)))
+        base = _radii(datasets, index, confidence)
+        worst = 0.0
+        for i in range(n):
+            for v in GRID:
+                moved = datasets.copy()
+                moved[:, i] = v
+                worst = max(worst, float(np.max(np.abs(_radii(moved, index, confidence) - base))))
+        assert base[7] == pytest.approx(_radius(datasets[7], index, confidence), rel=1e-12)  # same as one by one
+        return worst
     worst = 0.0
     for x in itertools.product(GRID, repeat=n):
         xa = np.array(x)
-        base = _radius(xa, index, confidence)
+        base_one = radius(xa, index, confidence)
         for y in _neighbours(xa):
-            worst = max(worst, abs(_radius(y, index, confidence) - base))
+            worst = max(worst, abs(radius(y, index, confidence) - base_one))
     return worst
 
 
@@ -109,3 +139,29 @@ def test_radius_sensitivity_needs_the_kappa_factor() -> None:
     worst = _worst_radius_change(index, n, 0.75)
     assert worst <= _claimed(n, m, kappa=m) + 1e-12
     assert worst > _claimed(n, m, kappa=1)
+
+
+@pytest.mark.parametrize("replace", [False, True])
+def test_the_noise_aware_quantile_has_the_same_sensitivity(replace: bool) -> None:
+    """The noise-aware radius convolves the roots with fixed, data-independent draws of the centre and radius
+    noise (docs/algorithms.md 3.5): its quantile must move no more than the paper's bound between neighbours.
+    The draws are large against the roots, so a wrong argument (e.g. a noise that depended on the data, or a
+    quantile that was not 1-Lipschitz) would show."""
+    n, m, B, confidence = 4, 3, 12, 0.75
+    rng = np.random.default_rng(1)
+    if replace:
+        index = rng.integers(0, n, size=(B, m))
+        index[0] = [0, 0, 0]
+        kappa = int(max(np.bincount(row, minlength=n).max() for row in index))
+    else:
+        index = np.stack([rng.choice(n, size=m, replace=False) for _ in range(B)])
+        kappa = 1
+    offsets, shifts = rng.normal(0.0, 0.5, size=(B, 1)), rng.normal(0.0, 0.5, size=B)
+    mean = pf.registry.create("statistic", "mean")
+
+    def convolved(x: np.ndarray, index: np.ndarray, confidence: float) -> float:
+        deviations = mean.evaluate_batch(x, index) - evaluation.evaluate_full(mean, x)
+        return convolved_quantile(np.sqrt(m) * deviations, offsets, confidence, "inverted_cdf", shifts)
+
+    worst = _worst_radius_change(index, n, confidence, convolved)
+    assert 0 < worst <= _claimed(n, m, kappa) + 1e-12

@@ -2,14 +2,15 @@
 
 ``pf.experiments.run(NAME | CONFIG, ...)`` runs an experiment (the built-in ones, listed in
 ``docs/experiments.md``, reproduce the papers' experiments); ``privframe experiment`` is the same from
-the command line, and :func:`write_report` turns saved runs into ``docs/results.md``. The harness only
+the command line, and :func:`write_report` turns saved runs into ``docs/results.md``. :func:`write_method_map`
+turns a run of ``method-map`` into the map ``method="auto"`` reads (``privframe.auto``). The harness only
 uses registered names through :class:`privframe.Pipeline`; it knows no particular method.
 """
 
 from __future__ import annotations
 
 from privframe.experiments.cells import NON_PRIVATE, Cell, CellTask
-from privframe.experiments.config import ExperimentSpec, MethodSpec, builtin_names, load_experiment
+from privframe.experiments.config import ExperimentSpec, MethodSpec, builtin_names, load_experiment, report_names
 from privframe.experiments.executors import (
     EXECUTORS,
     DaskExecutor,
@@ -20,10 +21,11 @@ from privframe.experiments.executors import (
 )
 from privframe.experiments.generators import GENERATORS
 from privframe.experiments.levels import BudgetLevel
+from privframe.experiments.methodmap import build_method_map, method_map_table, update_page, write_method_map
 from privframe.experiments.metrics import TIMING_COLUMNS, CellSummary
 from privframe.experiments.progress import Progress
 from privframe.experiments.report import run_all, write_report
-from privframe.experiments.runner import ExperimentResult, run
+from privframe.experiments.runner import ExperimentResult, Refusal, run
 from privframe.experiments.trial import CellOutcome, TrialRecord
 
 __all__ = [
@@ -43,12 +45,18 @@ __all__ = [
     "MethodSpec",
     "ProcessExecutor",
     "Progress",
+    "Refusal",
     "SerialExecutor",
     "TrialRecord",
+    "build_method_map",
     "builtin_names",
     "load_experiment",
     "make_executor",
+    "method_map_table",
+    "report_names",
     "run",
     "run_all",
+    "update_page",
+    "write_method_map",
     "write_report",
 ]

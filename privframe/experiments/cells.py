@@ -130,14 +130,16 @@ def _plain(value: Any) -> Any:
 def expand(spec: ExperimentSpec) -> list[CellTask]:
     """The cells of an experiment in table order: budget level, then method (config order), then n.
 
-    Non-private methods run once per n, after the private levels. Truths are computed once here.
+    Non-private methods run once per n, after the private levels. Truths are computed once here. Cells a
+    method refuses (``record_refused``; :meth:`ExperimentSpec.refusals`) are left out.
     """
     tasks: list[CellTask] = []
     truths = {m.label: spec.truth(m) for m in spec.methods}
+    refused = spec.refusals()
     groups: list[tuple[str, Any]] = [(level.label, level) for level in spec.levels] + [(NON_PRIVATE, None)]
     for label, level in groups:
         for method in spec.methods:
-            if (method.budget is None) != (level is None):
+            if (method.budget is None) != (level is None) or (method.label, label) in refused:
                 continue
             table = dict(method.pipeline)
             if level is not None and method.budget is not None:

@@ -12,6 +12,7 @@ from typing import Any
 from privframe.errors import ConfigError
 from privframe.experiments.config import builtin_names
 from privframe.experiments.executors import EXECUTORS
+from privframe.experiments.methodmap import write_method_map
 from privframe.experiments.plots import matplotlib_available
 from privframe.experiments.report import run_all, write_report
 from privframe.experiments.runner import ExperimentResult, run
@@ -46,6 +47,11 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--scheduler", metavar="ADDRESS", help="address of a running Dask scheduler (with --executor dask)")
     p.add_argument("--resume", action="store_true", help="skip cells already saved under --out with the same settings")
     p.add_argument("--report", metavar="FILE", help="then write the Markdown report of every run under --out")
+    p.add_argument(
+        "--write-map",
+        metavar="FILE",
+        help="then write the method map of the results (the data of method='auto') to FILE as JSON",
+    )
     p.add_argument("--json", action="store_true", help="print the results as JSON instead of tables")
     return p
 
@@ -116,6 +122,8 @@ def command(args: argparse.Namespace) -> int:
         if args.experiment == "all":
             if methods is not None or budgets is not None:
                 raise ConfigError("--methods and --budget select within one experiment, not with 'all'", path="methods")
+            if args.write_map is not None:
+                raise ConfigError("a method map is built from one experiment, not 'all'", path="write-map")
             results = run_all(on_result=lambda r: _print(r, args.json), **options)
         else:
             results = [run(args.experiment, methods=methods, budgets=budgets, **options)]
@@ -129,6 +137,10 @@ def command(args: argparse.Namespace) -> int:
         return 130
     if args.json:
         print(json.dumps([r.to_dict() for r in results], indent=1))
+    if args.write_map is not None:
+        command = f"{results[0].meta['command']} --write-map {shlex.quote(args.write_map)}"
+        path = write_method_map(results[0], args.write_map, command=command)
+        print(f"method map written to {path}", file=sys.stderr if args.json else sys.stdout)
     if args.report is not None:
         path = write_report(Path(args.out), Path(args.report), command=_report_command(args))
         print(f"report written to {path}", file=sys.stderr if args.json else sys.stdout)

@@ -10,6 +10,7 @@ An experiment config is a TOML/JSON file or a mapping with one ``experiment`` ta
     confidence = 0.9                 # default nominal level of every method
     delta = 1e-6                     # reporting delta of the (epsilon, delta) column
     measure_memory = false           # peak traced memory per call (slower; the scale experiment)
+    record_refused = false           # record a method that refuses a level's budget instead of failing
 
     [experiment.data]                # the data-generating process
     generator = "bernoulli"
@@ -33,6 +34,7 @@ An experiment config is a TOML/JSON file or a mapping with one ``experiment`` ta
 
     [experiment.report]              # optional: the size used by `privframe experiment all`
     trials = 200
+    include = true                   # false: `all` skips it (method-map)
 
     [experiment.oracle_width]        # optional: a known width c * n^p, reported as a ratio
     coefficient = 0.2843
@@ -58,7 +60,7 @@ from privframe._frozen import frozen_mapping
 from privframe.errors import BudgetError, ConfigError
 from privframe.experiments.generators import Generator, make_generator
 from privframe.experiments.levels import BudgetLevel, parse_level
-from privframe.pipeline import Pipeline
+from privframe.pipeline import Part, Pipeline
 from privframe.protocols import PopulationStatistic
 from privframe.registry import registry
 
@@ -67,6 +69,7 @@ __all__ = [
     "MethodSpec",
     "builtin_names",
     "load_experiment",
+    "report_names",
 ]
 
 _EXPERIMENT_KEYS = (
@@ -78,6 +81,7 @@ _EXPERIMENT_KEYS = (
     "confidence",
     "delta",
     "measure_memory",
+    "record_refused",
     "data",
     "grid",
     "defaults",
@@ -107,6 +111,7 @@ _BUILTIN_ORDER = (
     "privboot-mean",
     "blbquant-grid",
     "scale-mean",
+    "method-map",
 )
 
 
@@ -168,6 +173,7 @@ class ExperimentSpec:
     report: Mapping[str, Any] = attrs.field(converter=frozen_mapping, factory=dict)
     oracle_width: Mapping[str, Any] = attrs.field(converter=frozen_mapping, factory=dict)
     source: str = ""
+    record_refused: bool = False
 
     def method(self, label: str) -> MethodSpec:
         """The method with this label."""
@@ -228,12 +234,46 @@ class ExperimentSpec:
         """The levels a method runs at: every level if private, once (None) if not."""
         return self.levels if method.budget is not None else (None,)
 
+    def refusal(self, method: MethodSpec, level: BudgetLevel | None) -> str | None:
+        """Why ``method`` refuses to build at ``level`` (``record_refused`` experiments), or None.
+
+        With ``record_refused``, a pipeline that raises ``BudgetError`` or ``ConfigError`` when it is built
+        at a level (a budget or statistic the method refuses) is a *refusal*: that cell is recorded, not run.
+        A typo is still an error: the names of all parts, the option names of every part table, and the
+        method and statistic with their own options are checked first, independently of the budget.
+        Without ``record_refused`` (and for non-private methods) this is always None, and a pipeline that
+        does not build stops the run.
+        """
+        if not self.record_refused or level is None or method.budget is None:
+            return None
+        path = f"experiment.methods.{method.label}"
+        _check_parts(materialise(method.pipeline, path), path)
+        try:
+            self.pipeline(method, level)
+        except ConfigError as exc:  # BudgetError arrives as ConfigError (ExperimentSpec.pipeline)
+            return exc.message
+        return None
+
+    def refusals(self) -> dict[tuple[str, str], str]:
+        """``{(method label, level label): reason}`` for every refused cell group (see :meth:`refusal`)."""
+        out: dict[tuple[str, str], str] = {}
+        for method in self.methods:
+            for level in self.cells_levels(method):
+                reason = self.refusal(method, level)
+                if reason is not None and level is not None:
+                    out[(method.label, level.label)] = reason
+        return out
+
     def validate(self) -> None:
-        """Build every pipeline and compute every truth once, so errors surface before any trial runs."""
+        """Build every pipeline and compute every truth once, so errors surface before any trial runs.
+
+        Refused cells (``record_refused``) are checked for typos and skipped.
+        """
         self.generator()
         for method in self.methods:
             for level in self.cells_levels(method):
-                self.pipeline(method, level)
+                if self.refusal(method, level) is None:
+                    self.pipeline(method, level)
             self.truth(method)
 
     def with_overrides(
@@ -270,6 +310,31 @@ class ExperimentSpec:
                 chosen.append(label)
             spec = attrs.evolve(spec, levels=tuple(level for level in spec.levels if level.label in chosen))
         return spec
+
+
+def _check_parts(table: Mapping[str, Any], path: str) -> None:
+    """Names and option names of every part in a method table, and the method and statistic themselves.
+
+    Independent of the budget: what :meth:`ExperimentSpec.refusal` checks before it calls a build
+    failure a refusal. Sampler, mechanism and accountant values are left to the build (their options
+    may come from the method's defaults).
+    """
+    for kind in ("method", "statistic", "sampler", "mechanism", "accountant"):
+        value = table.get(kind)
+        if value is None:
+            continue
+        part = Part.coerce(value, f"{path}.{kind}")
+        entry = registry.get(kind, part.name, path=f"{path}.{kind}")
+        if kind in ("method", "statistic"):
+            entry.create(dict(part.options), f"{path}.{kind}")
+            continue
+        declared = entry.options()
+        for key in part.options:
+            if key not in declared:
+                raise ConfigError(
+                    f"unknown option for {kind} '{part.name}' (known: {', '.join(declared) or 'none'})",
+                    path=f"{path}.{kind}.{key}",
+                )
 
 
 _TRUTHS: dict[str, float] = {}
@@ -423,6 +488,9 @@ def parse_experiment(config: Mapping[str, Any], source: str = "") -> ExperimentS
     measure_memory = exp.get("measure_memory", False)
     if not isinstance(measure_memory, bool):
         raise ConfigError("expected true or false", path="experiment.measure_memory")
+    record_refused = exp.get("record_refused", False)
+    if not isinstance(record_refused, bool):
+        raise ConfigError("expected true or false", path="experiment.record_refused")
     data = _table(exp["data"], "experiment.data")
     grid = _table(exp["grid"], "experiment.grid")
     for key in grid:
@@ -455,8 +523,10 @@ def parse_experiment(config: Mapping[str, Any], source: str = "") -> ExperimentS
             raise ConfigError(f"no method labelled '{m.reference}'", path=f"experiment.methods.{m.label}.reference")
     report = _table(exp.get("report", {}), "experiment.report")
     for key in report:
-        if key not in ("trials", "n"):
-            raise ConfigError("unknown key (expected trials, n)", path=f"experiment.report.{key}")
+        if key not in ("trials", "n", "include"):
+            raise ConfigError("unknown key (expected trials, n, include)", path=f"experiment.report.{key}")
+    if not isinstance(report.get("include", True), bool):
+        raise ConfigError("expected true or false", path="experiment.report.include")
     if "trials" in report:
         _positive_int(report["trials"], "experiment.report.trials")
     if "n" in report:
@@ -486,6 +556,7 @@ def parse_experiment(config: Mapping[str, Any], source: str = "") -> ExperimentS
         report=report,
         oracle_width=oracle,
         source=source,
+        record_refused=record_refused,
     )
     spec.generator()
     return spec
@@ -494,6 +565,12 @@ def parse_experiment(config: Mapping[str, Any], source: str = "") -> ExperimentS
 def builtin_names() -> tuple[str, ...]:
     """Names of the built-in experiments (``docs/experiments.md``), in the order of the reproduction report."""
     return _BUILTIN_ORDER
+
+
+def report_names() -> tuple[str, ...]:
+    """The built-in experiments of the reproduction report (``privframe experiment all``): those whose
+    config does not set ``[experiment.report] include = false`` (the method map is run on its own)."""
+    return tuple(name for name in _BUILTIN_ORDER if load_experiment(name).report.get("include", True))
 
 
 def _builtin_text(name: str) -> str:

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from privframe.experiments.config import builtin_names, load_experiment
+from privframe.experiments.config import builtin_names, load_experiment, report_names
 from privframe.experiments.executors import Executor
 from privframe.experiments.metrics import CellSummary
 from privframe.experiments.output import markdown_table
@@ -39,13 +39,16 @@ def run_all(
     progress: bool | None = None,
     on_result: Callable[[ExperimentResult], None] | None = None,
 ) -> list[ExperimentResult]:
-    """Run every built-in experiment (or ``names``) at its report size into ``out/<name>``.
+    """Run every built-in experiment of the report (or ``names``) at its report size into ``out/<name>``.
+
+    The report's experiments are :func:`~privframe.experiments.config.report_names` (the method map is
+    run on its own).
 
     ``trials`` and ``n`` override every experiment's size; without them each config's
     ``[experiment.report]`` table (or else its own size) is used.
     """
     results = []
-    for name in names or builtin_names():
+    for name in names or report_names():
         spec = load_experiment(name)
         result = run(
             name,
@@ -109,6 +112,9 @@ def _section(meta: dict[str, Any], figure: str | None) -> list[str]:
         markdown_table(rows),
         "",
     ]
+    refused = meta.get("refused") or []
+    if refused:
+        lines += ["Refused: " + "; ".join(f"{r['method']} at {r['budget']} ({r['reason']})" for r in refused), ""]
     if figure is not None:
         lines += [f"![{meta['experiment']}: coverage and width against n]({figure})", ""]
     return lines
@@ -140,7 +146,7 @@ def write_report(root: str | Path, path: str | Path, *, command: str) -> Path:
         "its native unit and as (epsilon, delta).",
         "",
     ]
-    not_run = [name for name in builtin_names() if name not in found]
+    not_run = [name for name in report_names() if name not in found]
     if not_run:
         lines += [f"Not run yet: {', '.join(not_run)}.", ""]
     for name in order:

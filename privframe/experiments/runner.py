@@ -23,9 +23,38 @@ from privframe.experiments.progress import Progress
 from privframe.experiments.store import CellStore, write_json_atomic
 from privframe.experiments.trial import CellOutcome, run_cell
 
-__all__ = ["ExperimentResult", "run"]
+__all__ = ["ExperimentResult", "Refusal", "run"]
 
 ExperimentLike = str | Path | Mapping[str, Any] | ExperimentSpec
+
+
+@attrs.frozen
+class Refusal:
+    """A method that refused a budget level when its pipeline was built (``record_refused`` experiments).
+
+    Attributes
+    ----------
+    method : str
+        Method label.
+    method_name : str
+        The registered method name.
+    statistic : str
+        The registered statistic name.
+    budget : str
+        Budget level label.
+    reason : str
+        The refusal's message (public: it names a rule, never data).
+    """
+
+    method: str
+    method_name: str
+    statistic: str
+    budget: str
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain values."""
+        return attrs.asdict(self)
 
 
 @attrs.frozen
@@ -51,10 +80,13 @@ class ExperimentResult:
     outcomes: Mapping[str, CellOutcome] = attrs.field(repr=False)
     meta: Mapping[str, Any]
     out: Path | None = None
+    refused: tuple[Refusal, ...] = ()
 
     def table(self) -> str:
-        """The plain-text table printed by the CLI."""
-        return format_table(self.rows)
+        """The plain-text table printed by the CLI, then one line per refused method and level."""
+        lines = [format_table(self.rows)]
+        lines += [f"refused: {r.method} at {r.budget} ({r.reason})" for r in self.refused]
+        return "\n".join(lines)
 
     def comparable_rows(self) -> list[dict[str, Any]]:
         """Rows without timing columns: identical for the same seed on every executor."""
@@ -62,7 +94,11 @@ class ExperimentResult:
 
     def to_dict(self) -> dict[str, Any]:
         """Settings and rows as plain values (the content of ``results.json``)."""
-        return {**self.meta, "rows": [row.to_dict() for row in self.rows]}
+        return {
+            **self.meta,
+            "rows": [row.to_dict() for row in self.rows],
+            "refused": [refusal.to_dict() for refusal in self.refused],
+        }
 
 
 def _csv(values: Sequence[object]) -> str:
@@ -172,6 +208,10 @@ def run(
     directory = None if out is None else Path(out) / spec.name
     store = None if directory is None else CellStore(directory, __version__)
     tasks = expand(spec)
+    refused = tuple(
+        Refusal(label, spec.method(label).method_name, spec.method(label).statistic_name, level, reason)
+        for (label, level), reason in spec.refusals().items()
+    )
     outcomes: dict[str, CellOutcome] = {}
     if resume and store is not None:
         for task in tasks:
@@ -222,7 +262,7 @@ def run(
         "privframe_version": __version__,
         "finished_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
     }
-    result = ExperimentResult(spec, rows, outcomes, meta, directory)
+    result = ExperimentResult(spec, rows, outcomes, meta, directory, refused)
     if directory is not None:
         write_json_atomic(directory / "results.json", result.to_dict())
         write_csv(list(rows), directory / "results.csv")

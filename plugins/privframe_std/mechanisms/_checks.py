@@ -5,12 +5,25 @@ from __future__ import annotations
 import math
 
 import attrs
+from scipy.special import ndtri
 
 import privframe as pf
 from privframe import noise
 from privframe.errors import BudgetError
 
-__all__ = ["check_sensitivity", "float_event", "lattice_details", "lattice_plan"]
+__all__ = [
+    "GRID_MARGIN",
+    "check_sensitivity",
+    "float_event",
+    "gaussian_quantile",
+    "laplace_quantile",
+    "lattice_details",
+    "lattice_plan",
+]
+
+GRID_MARGIN = 2.0**-18
+"""Relative margin for quantiles of exact noise: half a grid step of rounding plus two steps of the
+discrete law's tail beyond the continuous one's, each step at most ``2^-20`` of the scale."""
 
 FLOAT_NOTE = "float noise: for simulations only, not safe against floating-point attacks"
 
@@ -57,3 +70,14 @@ def float_event(event: pf.PrivacyEvent, scale: float) -> pf.PrivacyEvent:
     """The event of a floating-point release, flagged so in its details and note."""
     note = f"{event.note}; {FLOAT_NOTE}" if event.note else FLOAT_NOTE
     return attrs.evolve(event, noise_scale=scale, details={**event.details, "float_noise": 1.0}, note=note)
+
+
+def gaussian_quantile(sd: float, p: float) -> float:
+    """An upper bound on the p-quantile of N(0, sd^2) noise as released on a grid (rounding included)."""
+    return sd * (float(ndtri(p)) + GRID_MARGIN)
+
+
+def laplace_quantile(scale: float, p: float) -> float:
+    """An upper bound on the p-quantile of Laplace(scale) noise as released on a grid (rounding included)."""
+    core = -math.log(2.0 * (1.0 - p)) if p >= 0.5 else math.log(2.0 * p)
+    return scale * (core + GRID_MARGIN)

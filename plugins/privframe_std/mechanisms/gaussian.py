@@ -10,7 +10,13 @@ import numpy as np
 import privframe as pf
 from privframe import noise
 from privframe.errors import BudgetError
-from privframe_std.mechanisms._checks import check_sensitivity, float_event, lattice_details, lattice_plan
+from privframe_std.mechanisms._checks import (
+    check_sensitivity,
+    float_event,
+    gaussian_quantile,
+    lattice_details,
+    lattice_plan,
+)
 
 __all__ = ["GaussianMechanism"]
 
@@ -64,3 +70,12 @@ class GaussianMechanism:
             noisy: pf.Array = values + scale * rng.standard_normal(np.shape(values))
             return noisy
         return noise.release(values, lattice_plan(event, "gaussian"), rng)
+
+    def noise_quantile(self, noise_scale: float, p: float) -> float:
+        """An upper bound on the p-quantile of one coordinate's noise (Gaussian, rounding to the grid included)."""
+        return gaussian_quantile(noise_scale, p)
+
+    def noise_draws(self, noise_scale: float, shape: tuple[int, ...], rng: np.random.Generator) -> pf.Array:
+        """Draws of the noise's law, for simulation only (floating point; never added to a release)."""
+        draws: pf.Array = noise_scale * rng.standard_normal(shape)
+        return draws

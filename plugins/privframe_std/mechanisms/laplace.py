@@ -11,7 +11,13 @@ import numpy as np
 import privframe as pf
 from privframe import noise
 from privframe.errors import BudgetError
-from privframe_std.mechanisms._checks import check_sensitivity, float_event, lattice_details, lattice_plan
+from privframe_std.mechanisms._checks import (
+    check_sensitivity,
+    float_event,
+    laplace_quantile,
+    lattice_details,
+    lattice_plan,
+)
 
 __all__ = ["LaplaceMechanism"]
 
@@ -67,3 +73,12 @@ class LaplaceMechanism:
             noisy: pf.Array = values + rng.laplace(0.0, 1.0, size=np.shape(values)) * scale
             return noisy
         return noise.release(values, lattice_plan(event, "laplace"), rng)
+
+    def noise_quantile(self, noise_scale: float, p: float) -> float:
+        """An upper bound on the p-quantile of one coordinate's noise (Laplace, rounding to the grid included)."""
+        return laplace_quantile(noise_scale, p)
+
+    def noise_draws(self, noise_scale: float, shape: tuple[int, ...], rng: np.random.Generator) -> pf.Array:
+        """Draws of the noise's law, for simulation only (floating point; never added to a release)."""
+        draws: pf.Array = rng.laplace(0.0, noise_scale, size=shape)
+        return draws

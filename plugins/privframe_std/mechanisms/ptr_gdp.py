@@ -25,6 +25,7 @@ from scipy.special import ndtri
 import privframe as pf
 from privframe import noise
 from privframe.errors import BudgetError, ConfigError, PTRFailed
+from privframe_std.mechanisms._checks import gaussian_quantile
 
 __all__ = ["PTRGDP"]
 
@@ -168,6 +169,15 @@ class PTRGDP:
                 out[chosen] = noise.release_rows(rows[chosen], plans, rng)
                 noise_scale[chosen] = [plan.scale for plan in plans]
         return pf.SmoothReleaseBatch(value=out, bound=used, noise_scale=noise_scale, passed=passed, released=released)
+
+    def noise_quantile(self, noise_scale: float, p: float) -> float:
+        """An upper bound on the p-quantile of one coordinate of the release noise (Gaussian, sd ``noise_scale``)."""
+        return gaussian_quantile(noise_scale, p)
+
+    def noise_draws(self, noise_scale: float, shape: tuple[int, ...], rng: np.random.Generator) -> pf.Array:
+        """Draws of the release noise's law, for simulation only (never added to a release)."""
+        draws: pf.Array = noise_scale * rng.standard_normal(shape)
+        return draws
 
     def _proposed(
         self, log_bounds: pf.Array, event: pf.PrivacyEvent, rng: np.random.Generator, float_noise: bool

@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from privframe_std.methods.blbquant.method import BLBQuant, blb_blocks, blb_replicates
+from privframe_std.methods.blbquant.method import BLBQuant, blb_blocks, blb_replicates, default_bin_width
 
-__all__ = ["BLBQuant", "blb_blocks", "blb_replicates"]
+__all__ = ["BLBQuant", "blb_blocks", "blb_replicates", "default_bin_width"]

@@ -7,8 +7,9 @@
    (sampler ``partition``).
 2. Each block runs R little bootstraps (n draws with replacement from its b records, as multinomial
    weights) with the private estimator inside: roots ``tau_n (theta(block_j) - theta_tilde(resample))``.
-3. Each block's roots are binned on a public grid ``[L, U]`` (bin width about ``1 / sqrt(n)``, bin count a
-   power of two).
+3. Each block's roots are binned on a public grid ``[L, U]`` (by default ``+-5 (high - low) / 2`` and bin width
+   about ``(high - low) / (10 sqrt(n))``, both from the public bounds, so the method is affine-equivariant;
+   bin count a power of two).
 4. AboveThreshold over nested candidate sets picks the first set whose noisy median block coverage
    exceeds ``1 - alpha`` (see :mod:`privframe_std.methods.blbquant.search`); the interval is
    ``theta_tilde_n + A_k / tau_n``.
@@ -29,7 +30,7 @@ from privframe.errors import BudgetError, ConfigError, DataError
 from privframe_std.methods.blbquant.roots import block_roots, weighted_estimator
 from privframe_std.methods.blbquant.search import ExactLaplace, above_threshold, block_histograms, nested_coverages
 
-__all__ = ["BLBQuant", "blb_blocks", "blb_replicates"]
+__all__ = ["BLBQuant", "blb_blocks", "blb_replicates", "default_bin_width"]
 
 SHARED_WEIGHTS_CELLS = 2**25
 """With ``weights="auto"``, blocks share one weight matrix once ``R * n`` exceeds this (~3.4e7) cells."""
@@ -43,6 +44,16 @@ def blb_blocks(n: int, eps_cdf: float) -> int:
 def blb_replicates(n: int, b: int) -> int:
     """``R = clip(sqrt(n) b / ln n, 100, 10000)`` (rounded up)."""
     return int(min(10_000, max(100, math.ceil(math.sqrt(n) * b / math.log(n)))))
+
+
+def default_bin_width(bounds: pf.Bounds, n: int) -> float:
+    """The default target bin width ``(high - low) / (10 sqrt(n))`` on the root scale.
+
+    A function of the public bounds and n only. At the paper's experiment (bounds [-6, 4]) it is the paper's
+    ``1 / sqrt(n)``; with the default grid ``+-5 (high - low) / 2`` the target bin count is ``50 sqrt(n)``
+    whatever the unit of the data.
+    """
+    return bounds.width / (10.0 * math.sqrt(n))
 
 
 def _grid(_: Any, attribute: Any, value: Any) -> None:
@@ -84,12 +95,17 @@ class BLBQuant:
     R : int, optional
         Little bootstraps per block; default ``clip(sqrt(n) b / ln n, 100, 10000)`` (paper).
     grid : (float, float), optional
-        Public bounds ``(L, U)`` of the root histogram, on the root scale ``tau_n (theta - theta_tilde)``.
-        The paper used +-5 population SDs, which are not public; the default here is
+        Public bounds ``(L, U)`` of the root histogram, on the root scale ``tau_n (theta - theta_tilde)`` (data
+        units). The paper used +-5 population SDs, which are not public; the default here is
         ``+-5 (high - low) / 2``, the largest SD data in the bounds can have. [choice]
     bin_width : float, optional
-        Target bin width; default ``1 / sqrt(n)`` (paper). The bin count is rounded up to a power of two and
-        the bins then divide ``[L, U]`` evenly (so they are at most this wide).
+        Target bin width on the root scale (data units); default ``(high - low) / (10 sqrt(n))`` from the
+        public bounds: the paper's ``1 / sqrt(n)`` on its own experiment (bounds [-6, 4], width 10), made to
+        scale with the bounds so that the default grid always has ``50 sqrt(n)`` target bins and the interval
+        does not depend on the unit of measurement (data and bounds mapped by ``a x + b``, a > 0, give the
+        interval mapped the same way). [choice] A value given here is used as it is, in data units. The bin
+        count is rounded up to a power of two and the bins then divide ``[L, U]`` evenly (so they are at
+        most this wide).
     sets : {"symmetric", "equal-tailed"}, default "symmetric"
         "symmetric": nested sets centred on the grid midpoint, widening one bin per side. "equal-tailed":
         two one-sided searches (upper and lower end point, each at ``alpha / 2`` with ``eps_cdf / 2``); the
@@ -176,10 +192,13 @@ class BLBQuant:
         R = self.R if self.R is not None else blb_replicates(n, b)
         tau_n = ctx.rate(n)
         low, high = self.grid if self.grid is not None else (-2.5 * bounds.width, 2.5 * bounds.width)
-        target = self.bin_width if self.bin_width is not None else 1.0 / math.sqrt(n)
-        if not math.isfinite((high - low) / target):
+        if self.bin_width is not None:
+            target_bins = (high - low) / self.bin_width
+        else:  # (high - low) / default_bin_width, as a ratio of widths: a tiny width cannot underflow it to 0
+            target_bins = (high - low) / bounds.width * (10.0 * math.sqrt(n))
+        if not math.isfinite(target_bins):
             raise ConfigError("the root grid is wider than the largest double; give a narrower grid", path="grid")
-        bins = max(2, 1 << math.ceil(math.log2((high - low) / target)))
+        bins = 1 << (math.ceil(math.log2(target_bins)) if target_bins > 2 else 1)  # a power of two, at least 2
         width = (high - low) / bins
         shared = self.weights == "shared" or (self.weights == "auto" and R * n > SHARED_WEIGHTS_CELLS)
 

@@ -11,6 +11,7 @@ import attrs
 import numpy as np
 
 import privframe as pf
+from privframe_std.methods.oneshot.radius import RADIUS_RULES, convolved_quantile, described_noise, noise_floor
 from privframe_std.methods.oneshot.roots import DEFAULT_SIZES, ORDER_STATISTIC_RULES, compute_roots, fpc_factor
 
 __all__ = ["CRGS"]
@@ -21,13 +22,23 @@ class CRGS:
     """One-shot private confidence region from global sensitivity (mu-GDP; the cost does not grow with B).
 
     Releases two numbers, each at ``mu / sqrt(2)``-GDP through the mechanism (Gaussian by default):
-    the centre ``theta_hat + nu_n Z_2`` with ``nu_n = sqrt(2) Delta_n / mu`` and the radius
-    ``Q + sigma_m Z_1`` with ``sigma_m = sqrt(2) tau_m (kappa Delta_m + Delta_n) / mu`` (clamped at 0).
-    The region is the ball of radius ``Q_tilde / tau_n`` about the centre. An ``ApproxDP`` budget is
-    honoured through the largest mu-GDP that implies it.
+    the centre ``theta_hat + nu_n Z_2`` with ``nu_n = sqrt(2) Delta_n / mu`` and a root quantile ``Q`` plus
+    noise of scale ``sigma_m = sqrt(2) tau_m (kappa Delta_m + Delta_n) / mu``. The region is the ball of
+    radius ``Q_tilde / tau_n`` about the centre. An ``ApproxDP`` budget is honoured through the largest
+    mu-GDP that implies it.
+
+    With ``radius="noise-aware"`` (the default) ``Q`` is the (1 - alpha) quantile of the roots convolved
+    with both noises: ``||dev_i + c_i|| - e_i`` with ``c_i`` draws of the centre's noise and ``e_i`` of the
+    radius's (their scales are public before anything is released), so the released radius covers the
+    distance from the *released* centre once its own noise is added; it is never below the centre noise's
+    own (1 - alpha) radius (``docs/algorithms.md`` 3.5): calibrated at every budget, never of zero width.
+    ``radius="paper"`` is the published ``max(Q + sigma_m Z_1, 0)`` with ``Q`` the (1 - alpha) root
+    quantile, for reproduction: at small budgets it under-covers and can have zero width.
 
     Parameters
     ----------
+    radius : {"noise-aware", "paper"}, default "noise-aware"
+        The radius construction (see above). Privacy is the same for both.
     fpc : bool, default True
         Finite-population correction (beyond the paper) for without-replacement subsamples of sqrt(k)-rate
         statistics: ``Q`` and its sensitivity are multiplied by ``1 / sqrt(1 - m / n)``, so privacy is
@@ -44,6 +55,7 @@ class CRGS:
     )
     private: ClassVar[bool] = True
 
+    radius: str = attrs.field(default="noise-aware", validator=pf.validators.choice(*RADIUS_RULES))
     fpc: bool = attrs.field(default=True, validator=pf.validators.boolean)
     order_statistic: str = attrs.field(default="inverted_cdf", validator=pf.validators.choice(*ORDER_STATISTIC_RULES))
 
@@ -59,27 +71,50 @@ class CRGS:
     def run(self, ctx: pf.RunContext) -> pf.RegionResult:
         """Compute the region and its ledger."""
         gdp = pf.as_gdp(ctx.budget)
-        sample_rng, center_rng, radius_rng = ctx.generators(3)
+        noise_law = described_noise(ctx.mechanism, self.name) if self.radius == "noise-aware" else None
+        sample_rng, center_rng, radius_rng, simulation_rng = ctx.generators(4)
         roots = compute_roots(ctx, sample_rng, self.order_statistic)
         delta_n, delta_m = ctx.sensitivity(roots.n), ctx.sensitivity(roots.m)
         factor = fpc_factor(self.fpc, ctx, roots)
-        radius_sensitivity = factor * roots.tau_m * (roots.kappa * delta_m + delta_n)
+        scale = factor * roots.tau_m
+        radius_sensitivity = scale * (roots.kappa * delta_m + delta_n)
         half = pf.GDP(gdp.mu / math.sqrt(2))
         center, center_event = ctx.release(roots.theta_hat, delta_n, half, label="center", rng=center_rng)
+        nu_n = center_event.noise_scale or 0.0
+        diagnostics: dict[str, object] = {"radius": self.radius}
+        sigma_m = ctx.additive_mechanism.plan(radius_sensitivity, half, label="radius").noise_scale or 0.0
+        quantile, floor = scale * roots.r, 0.0
+        if noise_law is not None:
+            offsets = roots.tau_n * noise_law.noise_draws(nu_n, roots.deviations.shape, simulation_rng)
+            shifts = noise_law.noise_draws(sigma_m, (roots.B,), simulation_rng)
+            quantile = convolved_quantile(
+                scale * roots.deviations, offsets, ctx.confidence, self.order_statistic, shifts
+            )
+            floor = noise_floor(offsets, ctx.confidence, self.order_statistic)
+            diagnostics["floor"] = floor / roots.tau_n
         q_noisy, radius_event = ctx.release(
-            np.array([factor * roots.tau_m * roots.r]), radius_sensitivity, half, label="radius", rng=radius_rng
+            np.array([quantile]), radius_sensitivity, half, label="radius", rng=radius_rng
         )
+        q_tilde = max(float(q_noisy[0]), floor)
         return ctx.region(
             center,
-            max(float(q_noisy[0]), 0.0) / roots.tau_n,
-            parameters={"m": roots.m, "B": roots.B, "kappa": roots.kappa, "mu": gdp.mu, "fpc": self.fpc},
+            q_tilde / roots.tau_n,
+            parameters={
+                "m": roots.m,
+                "B": roots.B,
+                "kappa": roots.kappa,
+                "mu": gdp.mu,
+                "fpc": self.fpc,
+                "radius": self.radius,
+            },
             diagnostics={
+                **diagnostics,
                 "delta_n": delta_n,
                 "delta_m": delta_m,
                 "tau_n": roots.tau_n,
                 "tau_m": roots.tau_m,
                 "radius_sensitivity": radius_sensitivity,
-                "nu_n": center_event.noise_scale,
+                "nu_n": nu_n,
                 "sigma_m": radius_event.noise_scale,
                 "fpc_factor": factor,
             },

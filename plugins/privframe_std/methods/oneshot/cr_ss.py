@@ -14,6 +14,7 @@ from scipy.special import ndtri
 
 import privframe as pf
 from privframe.errors import BudgetError, ConfigError, PrivacyWarning
+from privframe_std.methods.oneshot.radius import RADIUS_RULES, convolved_quantile, described_noise, noise_floor, split
 from privframe_std.methods.oneshot.roots import (
     DEFAULT_SIZES,
     ORDER_STATISTIC_RULES,
@@ -21,12 +22,29 @@ from privframe_std.methods.oneshot.roots import (
     fpc_factor,
 )
 
-__all__ = ["CRSS", "cr_ss_beta", "cr_ss_budget"]
+__all__ = ["BETA_RULES", "CRSS", "cr_ss_beta", "cr_ss_budget", "noise_optimal_beta"]
+
+BETA_RULES = ("noise-optimal", "paper")
+"""How CR-SS picks the smoothness beta: ``noise-optimal`` (default) or the published rule."""
 
 
 def cr_ss_beta(mu: float, delta: float, B: int, kappa: int, rho: float) -> float:
-    """``beta = (1 / (2 kappa)) min{1, mu / (4 sqrt(ln(B / (delta rho))))}``."""
+    """The published rule ``beta = (1 / (2 kappa)) min{1, mu / (4 sqrt(ln(B / (delta rho))))}``."""
     return min(1.0, mu / (4.0 * math.sqrt(math.log(B / (delta * rho))))) / (2.0 * kappa)
+
+
+def noise_optimal_beta(mu: float, delta: float, kappa: int) -> float:
+    """``beta = mu_0 g / kappa`` with ``g = (sqrt(z^2 + 4) - z) / 2``, ``mu_0 = mu / 2``, ``z = z_{1 - delta/2}``.
+
+    PTR-GDP releases with noise ``b / mu_1``, ``b = s exp(gamma (Z_0 + z) / mu_0)``, at each release's
+    ``GDP(mu / sqrt 2, delta / 2)`` with ptr-gdp's default test share (``mu_0 = mu / 2``). For a statistic whose
+    smooth sensitivity falls like ``1 / beta`` (a median: ``max_k k e^{-k beta}`` gaps), the expected bound
+    ``E b ~ (1 / beta) exp(gamma z / mu_0 + gamma^2 / (2 mu_0^2))`` with the radius's ``gamma = kappa beta`` is
+    smallest at this beta. Public quantities only; privacy holds for every beta (``docs/algorithms.md`` 3.4).
+    """
+    z = float(-ndtri(delta / 2.0))
+    g = (math.sqrt(z * z + 4.0) - z) / 2.0
+    return (mu / 2.0) * g / kappa
 
 
 def cr_ss_budget(budget: pf.Budget | None) -> tuple[pf.GDP, str]:
@@ -59,13 +77,24 @@ class CRSS:
     ``GDP(mu / sqrt 2, delta / 2)`` (test and release at ``mu / 2`` each), with smoothness
     ``beta = (1/(2 kappa)) min{1, mu / (4 sqrt(ln(B / (delta rho))))}`` (rho = 1/n for WOR). The radius bound is
     ``s(D) = max_i SS_beta(D[S_i]) (e^{kappa beta} - 1)/(e^beta - 1) + SS_beta(D)`` with log-smoothness
-    ``kappa beta``. The region is the ball of radius ``max(tau_m r_tilde, 0) / tau_n``.
+    ``kappa beta``. The region is the ball of radius ``tau_m r_tilde / tau_n``.
+
+    With ``radius="noise-aware"`` (the default) ``r`` is the ``1 - alpha + gamma`` quantile of the roots
+    convolved with the released centre's noise, the radius adds the radius noise's ``1 - gamma`` quantile
+    and is never below the centre noise's own (1 - alpha) radius (``docs/algorithms.md`` 3.5); the smooth
+    bound is unchanged, as each convolved root moves no more than the root. ``radius="paper"`` is the
+    published ``max(r_tilde, 0)`` with r the (1 - alpha) root quantile, for reproduction.
 
     Parameters
     ----------
-    radius_correction : {None, "noise-quantile"}, default None
-        "noise-quantile" adds ``z_{1-alpha/2} b / mu_1`` (the radius noise's quantile; scaled by tau_m) to the
-        released radius. Post-processing: privacy unchanged.
+    radius : {"noise-aware", "paper"}, default "noise-aware"
+        The radius construction (see above). Privacy is the same for both.
+    noise_share : float, default 0.5
+        Noise-aware radius only: the share ``gamma / alpha`` of the miscoverage spent on the radius noise
+        (whose scale is only known on release, so it is covered by its upper quantile, not convolved).
+    beta : {"noise-optimal", "paper"}, default "noise-optimal"
+        The smoothness rule: :func:`noise_optimal_beta` minimises the PTR release noise from public
+        quantities; "paper" is :func:`cr_ss_beta`. Privacy is the same for both.
     fpc : bool, default True
         Finite-population correction for without-replacement subsamples of sqrt(k)-rate statistics: the
         root and its bound are multiplied by ``1 / sqrt(1 - m / n)`` (privacy unchanged: value and bound scale
@@ -88,9 +117,9 @@ class CRSS:
     )
     private: ClassVar[bool] = True
 
-    radius_correction: str | None = attrs.field(
-        default=None, validator=pf.validators.optional(pf.validators.choice("noise-quantile"))
-    )
+    radius: str = attrs.field(default="noise-aware", validator=pf.validators.choice(*RADIUS_RULES))
+    beta: str = attrs.field(default="noise-optimal", validator=pf.validators.choice(*BETA_RULES))
+    noise_share: float = attrs.field(default=0.5, validator=pf.validators.probability)
     fpc: bool = attrs.field(default=True, validator=pf.validators.boolean)
     center_proposal: float | None = attrs.field(default=None, validator=pf.validators.optional(pf.validators.positive))
     radius_proposal: float | None = attrs.field(default=None, validator=pf.validators.optional(pf.validators.positive))
@@ -123,11 +152,14 @@ class CRSS:
                 PrivacyWarning,
                 stacklevel=2,
             )
-        sample_rng, center_rng, radius_rng = ctx.generators(3)
+        noise_law = described_noise(ctx.mechanism, self.name) if self.radius != "paper" else None
+        sample_rng, center_rng, radius_rng, simulation_rng = ctx.generators(4)
 
         def beta_rule(resamples: pf.Resamples) -> tuple[float, float]:
             rho = resamples.rho if resamples.rho is not None else 1.0 / n
-            return cr_ss_beta(gdp.mu, gdp.delta, resamples.B, resamples.kappa, rho), rho
+            if self.beta == "paper":
+                return cr_ss_beta(gdp.mu, gdp.delta, resamples.B, resamples.kappa, rho), rho
+            return noise_optimal_beta(gdp.mu, gdp.delta, resamples.kappa), rho
 
         smooth = compute_smooth_roots(ctx, sample_rng, beta_rule, self.order_statistic)
         roots, beta = smooth.roots, smooth.beta
@@ -153,8 +185,18 @@ class CRSS:
             proposal=self.center_proposal,
             fallback_sensitivity=delta_n,
         )
+        shares = split(ctx.confidence, self.noise_share)
+        value, floor = factor * roots.r, 0.0
+        if noise_law is not None:
+            # Offsets in root units: the root tau_m dev_i stands for tau_n (theta_hat - theta).
+            center_sd = center.noise_scale if math.isfinite(center.noise_scale) else 0.0
+            offsets = (roots.tau_n / roots.tau_m) * noise_law.noise_draws(
+                center_sd, roots.deviations.shape, simulation_rng
+            )
+            value = convolved_quantile(factor * roots.deviations, offsets, shares.sampling_level, self.order_statistic)
+            floor = noise_floor(offsets, ctx.confidence, self.order_statistic)
         radius, _ = ctx.release_smooth(
-            np.array([factor * roots.r]),
+            np.array([value]),
             log_radius_bound,
             kappa * beta,
             half,
@@ -164,9 +206,13 @@ class CRSS:
             fallback_sensitivity=radius_fallback,
         )
         r_tilde = float(radius.value[0])
-        alpha = 1.0 - ctx.confidence
-        correction = float(-ndtri(alpha / 2.0)) * radius.noise_scale if self.radius_correction else 0.0
-        q_tilde = max(roots.tau_m * (r_tilde + correction), 0.0)
+        margin = 0.0
+        if noise_law is None:
+            r_upper = max(r_tilde, 0.0)
+        else:
+            margin = noise_law.noise_quantile(radius.noise_scale, 1.0 - shares.noise)
+            r_upper = max(r_tilde + margin, floor) if math.isfinite(r_tilde + margin) else math.nan
+        q_tilde = roots.tau_m * r_upper
         diagnostics: dict[str, object] = {
             "beta": beta,
             "rho": smooth.rho,
@@ -178,18 +224,27 @@ class CRSS:
             "radius_noise": radius.noise_scale,
             "ptr_passed": center.passed and radius.passed,
             "fpc_factor": factor,
-            "radius_correction": correction * roots.tau_m / roots.tau_n,
+            "radius": self.radius,
             "tau_n": roots.tau_n,
             "tau_m": roots.tau_m,
             "mu_test": center_event.details["mu_test"],
             "mu_release": center_event.details["mu_release"],
         }
+        if noise_law is not None:
+            diagnostics.update(
+                {
+                    "alpha_sampling": shares.sampling,
+                    "alpha_noise": shares.noise,
+                    "noise_margin": roots.tau_m * margin / roots.tau_n,
+                    "floor": roots.tau_m * floor / roots.tau_n,
+                }
+            )
         if self.report_nonprivate:
             diagnostics["nonprivate"] = {
                 "s_center": math.exp(smooth.log_center_bound),
                 "s_radius": math.exp(log_radius_bound),
                 "max_resample_bound": math.exp(smooth.log_max_resample_bound),
-                "r": factor * roots.r,
+                "r": value,
             }
         return ctx.region(
             center.value,
@@ -202,7 +257,9 @@ class CRSS:
                 "delta": gdp.delta,
                 "budget": str(ctx.budget) if not conversion else f"{ctx.budget} ({conversion} to {gdp})",
                 "fpc": self.fpc,
-                "radius_correction": self.radius_correction,
+                "radius": self.radius,
+                "noise_share": self.noise_share,
+                "beta_rule": self.beta,
             },
             diagnostics=diagnostics,
         )

@@ -35,11 +35,13 @@ ORDER_STATISTIC_RULES = ("inverted_cdf", "closest_observation", "lower", "higher
 class OneShotRoots:
     """theta(D), the (1 - alpha) order statistic r of the root norms, and the resampling settings.
 
-    ``theta_hat`` and ``r`` are non-private; a private method must privatise them before release.
+    ``theta_hat``, ``r`` and ``deviations`` (``theta*_i - theta_hat``, one row per resample) are non-private;
+    a private method must privatise what it derives from them before release.
     """
 
     theta_hat: pf.Array
     r: float
+    deviations: pf.Array
     n: int
     m: int
     B: int
@@ -78,10 +80,12 @@ def order_statistic(roots: pf.Array, confidence: float, rule: str = "inverted_cd
 def _roots(
     ctx: pf.RunContext, resamples: pf.Resamples, theta_hat: pf.Array, theta_star: pf.Array, rule: str
 ) -> OneShotRoots:
-    roots = np.linalg.norm(theta_star - theta_hat, axis=1)
+    deviations = theta_star - theta_hat
+    roots = np.linalg.norm(deviations, axis=1)
     return OneShotRoots(
         theta_hat=theta_hat,
         r=order_statistic(roots, ctx.confidence, rule),
+        deviations=deviations,
         n=ctx.n,
         m=resamples.m,
         B=resamples.B,

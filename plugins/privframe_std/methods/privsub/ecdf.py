@@ -11,10 +11,13 @@ import numpy.typing as npt
 import privframe as pf
 from privframe.errors import ConfigError
 
-__all__ = ["QUANTILE_METHODS", "SubsampleECDF"]
+__all__ = ["INTERVAL_KINDS", "QUANTILE_METHODS", "SubsampleECDF"]
 
 QUANTILE_METHODS = ("weibull", "linear", "inverted_cdf", "averaged_inverted_cdf", "closest_observation", "hazen")
 """numpy quantile methods accepted for reading interval end points from the ECDF."""
+
+INTERVAL_KINDS = ("basic", "percentile")
+"""How an interval is read from the ECDF (``PrivSub``'s ``interval`` option)."""
 
 
 def _sorted_readonly(values: npt.ArrayLike) -> pf.Array:
@@ -38,17 +41,22 @@ class SubsampleECDF:
         The private full-data release ``theta_n``.
     quantile_method : str
         The numpy quantile method used for end points (default ``"weibull"``, plotting positions p (T + 1)).
+    kind : {"basic", "percentile"}
+        The interval :meth:`interval` reads by default: the one the method released (default ``"basic"``).
     """
 
     values: pf.Array = attrs.field(converter=_sorted_readonly)
     center: float
     quantile_method: str = "weibull"
+    kind: str = "basic"
 
     def __attrs_post_init__(self) -> None:
         if self.values.shape[0] < 2:
             raise ConfigError("an empirical CDF needs at least 2 subsample releases", path="T")
         if self.quantile_method not in QUANTILE_METHODS:
             raise ConfigError(f"must be one of {', '.join(QUANTILE_METHODS)}", path="quantile_method")
+        if self.kind not in INTERVAL_KINDS:
+            raise ConfigError(f"must be one of {', '.join(INTERVAL_KINDS)}", path="interval")
 
     @property
     def count(self) -> int:
@@ -68,20 +76,31 @@ class SubsampleECDF:
         result = np.quantile(self.values, levels, method=self.quantile_method)  # type: ignore[call-overload]
         return float(result) if np.ndim(result) == 0 else result
 
-    def interval(self, confidence: float, kind: str = "percentile") -> tuple[float, float]:
+    def interval(self, confidence: float, kind: str | None = None) -> tuple[float, float]:
         """The ``confidence`` interval from this ECDF.
 
-        ``"percentile"``: ``[Z_(alpha/2), Z_(1-alpha/2)]``. ``"basic"``:
-        ``[theta_n - q_hi / tau_n, theta_n - q_lo / tau_n]`` with q the quantiles of
-        ``tau_m (theta_{m,t} - theta_n) = tau_n (Z_t - theta_n)``, i.e. ``[2 theta_n - Z_(1-alpha/2),
-        2 theta_n - Z_(alpha/2)]``.
+        Parameters
+        ----------
+        confidence : float
+            Nominal coverage, in (0, 1).
+        kind : {"basic", "percentile"}, optional
+            ``"basic"``: ``[theta_n - q_hi / tau_n, theta_n - q_lo / tau_n]`` with q the quantiles of
+            ``tau_m (theta_{m,t} - theta_n) = tau_n (Z_t - theta_n)``, i.e. ``[2 theta_n - Z_(1-alpha/2),
+            2 theta_n - Z_(alpha/2)]``; ``"percentile"``: ``[Z_(alpha/2), Z_(1-alpha/2)]``. Unset, the
+            ECDF's :attr:`kind` (the interval the method released).
+
+        Returns
+        -------
+        tuple of float
+            The end points ``(low, high)``.
         """
         if not 0 < confidence < 1:
             raise ConfigError("must satisfy 0 < confidence < 1", path="confidence")
+        kind = self.kind if kind is None else kind
         alpha = 1.0 - confidence
         low, high = (float(v) for v in self.quantile([alpha / 2, 1 - alpha / 2]))
         if kind == "percentile":
             return low, high
         if kind == "basic":
             return 2 * self.center - high, 2 * self.center - low
-        raise ConfigError("must be 'percentile' or 'basic'", path="interval")
+        raise ConfigError(f"must be one of {', '.join(INTERVAL_KINDS)}", path="interval")

@@ -13,7 +13,7 @@ import numpy as np
 import privframe as pf
 from privframe.errors import ConfigError
 from privframe_std.methods.privsub.budget import plan_budgets
-from privframe_std.methods.privsub.ecdf import QUANTILE_METHODS, SubsampleECDF
+from privframe_std.methods.privsub.ecdf import INTERVAL_KINDS, QUANTILE_METHODS, SubsampleECDF
 
 __all__ = ["PrivSub"]
 
@@ -44,8 +44,11 @@ class PrivSub:
     slack_share : float, default 0.5
         Share of delta spent as the composition slack; the rest pays per-call deltas of mechanisms that need
         one (Gaussian). Pure mechanisms leave it unspent.
-    interval : {"percentile", "basic"}, default "percentile"
-        How the interval is read from the ECDF ([choice]).
+    interval : {"basic", "percentile"}, default "basic"
+        How the interval is read from the ECDF ([choice]). "basic" reflects the rescaled subsample quantiles
+        about ``theta_n`` (``[2 theta_n - Z_(1-alpha/2), 2 theta_n - Z_(alpha/2)]``), which removes a bias of
+        the subsample releases; "percentile" (``[Z_(alpha/2), Z_(1-alpha/2)]``, the paper's reading) adds it
+        instead and covered 0.155 for the KS distance at n = 10 000, (5, 1e-6) (0.890 with "basic").
     composition : {"best", "optimal", "advanced", "basic"}, default "best"
         Composition of the T amplified calls; "best" uses whichever allows the largest per-call epsilon.
     quantile_method : str, default "weibull"
@@ -66,7 +69,7 @@ class PrivSub:
     T: int | None = attrs.field(default=None, validator=pf.validators.optional(pf.validators.integer_at_least(2)))
     share: float = attrs.field(default=0.5, validator=pf.validators.probability)
     slack_share: float = attrs.field(default=0.5, validator=pf.validators.probability)
-    interval: str = attrs.field(default="percentile", validator=pf.validators.choice("percentile", "basic"))
+    interval: str = attrs.field(default="basic", validator=pf.validators.choice(*INTERVAL_KINDS))
     composition: str = attrs.field(
         default="best", validator=pf.validators.choice("best", "optimal", "advanced", "basic")
     )
@@ -136,8 +139,10 @@ class PrivSub:
         theta_n = float(estimator.release_batch(ctx.data, full_index, plan.full_budget, full_rng)[0][0])
         theta_sub, _ = estimator.release_batch(ctx.data, resamples.matrix(), plan.sub_budget, sub_rng)
         tau_n, tau_m = ctx.rate(n), ctx.rate(m)
-        ecdf = SubsampleECDF(theta_n + (tau_m / tau_n) * (theta_sub - theta_n), theta_n, self.quantile_method)
-        low, high = ecdf.interval(ctx.confidence, self.interval)
+        ecdf = SubsampleECDF(
+            theta_n + (tau_m / tau_n) * (theta_sub - theta_n), theta_n, self.quantile_method, kind=self.interval
+        )
+        low, high = ecdf.interval(ctx.confidence)
         return ctx.interval(
             low,
             high,

@@ -1,0 +1,480 @@
+"""method="auto": the method map, the public-only choice, its diagnostics, and the map against a fresh run.
+
+The statistical check (``test_the_shipped_map_agrees_with_a_fresh_run``) compares a few cells of the
+shipped map with a fresh run on other seeds; its tolerances are 3 Monte Carlo standard errors of the
+difference, derived next to the assertions.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import privframe as pf
+from privframe import accounting
+from privframe.auto import CANDIDATE_RULE, MAP_FORMAT, MethodMap, budget_scale
+from privframe.cli import main
+from privframe.experiments.methodmap import build_method_map, method_map_table, page_table
+
+E = pf.experiments
+ROOT = Path(__file__).resolve().parents[1]
+BOUNDS = (0.0, 20.0)
+
+
+# -- a hand-made map whose answers are known ----------------------------------------------------------
+
+
+def _entry(method: str, coverage: float | None, rel: float | None, refused: str | None = None) -> dict[str, Any]:
+    """A measured (or refused) entry of 100 trials; a candidate by the map's rule."""
+    se = None if coverage is None else math.sqrt(coverage * (1 - coverage) / 100)
+    return {
+        "label": f"mean/{method}",
+        "method": {"name": method},
+        "trials": 0 if refused else 100,
+        "coverage": coverage,
+        "coverage_se": se,
+        "mean_width": None if rel is None else rel / 10,
+        "rel_width": rel,
+        "candidate": coverage is not None and se is not None and coverage >= 0.9 - 2 * se,
+        "refused": refused,
+    }
+
+
+def _cell(n: int, label: str, budget: dict[str, Any], entries: list[dict[str, Any]]) -> dict[str, Any]:
+    unit, mu = budget_scale(pf.budgets.budget_from_table(budget))
+    table = {"statistic": "mean", "n": n, "budget": label, "budget_table": budget, "unit": unit, "mu": mu}
+    return {**table, "nominal": 0.9, "entries": entries}
+
+
+def _toy_map() -> MethodMap:
+    """Cells at n = 500, 2000 and mu = 1, 2 (GDP) and eps = 1 ((1, 1e-6)-DP); each with a known winner."""
+    gdp1, gdp2 = {"unit": "gdp", "mu": 1.0}, {"unit": "gdp", "mu": 2.0}
+    eps1 = {"unit": "approx-dp", "epsilon": 1.0, "delta": 1e-6}
+    cells = [
+        _cell(500, "mu=1", gdp1, [_entry("privsub", 0.91, 3.0), _entry("cr-gs", 0.7, 1.1)]),
+        _cell(2000, "mu=1", gdp1, [_entry("cr-gs", 0.9, 1.2), _entry("privsub", 0.9, 2.0)]),
+        _cell(500, "mu=2", gdp2, [_entry("dette-graw", 0.9, 1.5), _entry("cr-gs", 0.9, 1.6)]),
+        # cr-ss ranks first but refuses a GDP budget without delta: auto must pass it over and say so.
+        _cell(2000, "mu=2", gdp2, [_entry("cr-ss", 0.9, 1.0), _entry("cr-gs", 0.9, 1.3)]),
+        _cell(
+            500,
+            "eps=1",
+            eps1,
+            [_entry("blbquant", 0.92, 1.4), _entry("cr-gs", 0.95, 2.0), _entry("cr-ss", None, None, "toy refusal")],
+        ),
+        _cell(2000, "eps=1", eps1, [_entry("cr-gs", 0.5, 9.0), _entry("privsub", 0.6, 9.0)]),
+    ]
+    payload = {
+        "format": MAP_FORMAT,
+        "command": "hand-made",
+        "seed": 0,
+        "trials": 100,
+        "statistics": {"mean": {"name": "mean", "options": {}, "bounds": [0.0, 20.0]}},
+        "cells": cells,
+    }
+    return MethodMap.from_dict(payload, "toy")
+
+
+@pytest.fixture(scope="module")
+def toy() -> MethodMap:
+    return _toy_map()
+
+
+def _choice(method_map: MethodMap, n: int, budget: pf.Budget, statistic: Any = "mean") -> pf.Pipeline:
+    pipe = pf.Pipeline.build(statistic, method={"name": "auto", "map": method_map}, budget=budget, bounds=BOUNDS)
+    return pipe.select(n)
+
+
+@pytest.mark.parametrize(
+    ("n", "budget", "cell", "chosen"),
+    [
+        (500, pf.GDP(1.0), (500, "mu=1"), "privsub"),  # cr-gs is narrower but under-covers there
+        (700, pf.GDP(0.9), (500, "mu=1"), "privsub"),
+        # ln(1500/500) = 1.10 > ln(2000/1500) = 0.29: the n = 2000 cell
+        (1500, pf.GDP(1.0), (2000, "mu=1"), "cr-gs"),
+        # mu = 1.5: ln 1.5 = 0.405 > ln(2/1.5) = 0.288: the mu = 2 cell
+        (500, pf.GDP(1.5), (500, "mu=2"), "dette-graw"),
+        # an (eps, delta) budget uses the (eps, delta) cells, whatever the GDP cells' mu
+        (600, pf.ApproxDP(1.0, 1e-6), (500, "eps=1"), "blbquant"),
+        (600, pf.ApproxDP(4.0, 1e-6), (500, "eps=1"), "blbquant"),
+        # a (mu, delta)-GDP budget is in the GDP unit
+        (500, pf.GDP(1.0, delta=1e-7), (500, "mu=1"), "privsub"),
+    ],
+)
+def test_auto_picks_the_first_valid_candidate_of_the_nearest_cell(
+    toy: MethodMap, n: int, budget: pf.Budget, cell: tuple[int, str], chosen: str
+) -> None:
+    pipe = _choice(toy, n, budget)
+    assert pipe.method.name == chosen
+    why = pipe._auto
+    assert why is not None
+    assert (why["cell"]["n"], why["cell"]["budget"]) == cell
+    assert why["chosen"] == chosen
+    assert why["query"]["n"] == n
+    assert why["query"]["budget"] == str(budget)
+
+
+def test_distance_is_measured_in_log_n_and_log_mu(toy: MethodMap) -> None:
+    located = toy.locate("mean", {}, 1500, pf.GDP(1.5))
+    assert located is not None
+    # Candidates: (2000, mu=2) at hypot(ln(4/3), ln(4/3)) = 0.407 beats (2000, mu=1) at hypot(0.288, 0.405) = 0.497.
+    assert (located.cell.n, located.cell.budget) == (2000, "mu=2")
+    assert located.distance == pytest.approx(math.hypot(math.log(2000 / 1500), math.log(2 / 1.5)), rel=1e-12)
+    assert located.unit == "gdp"
+    assert not located.extrapolated
+    far = toy.locate("mean", {}, 100_000, pf.GDP(1.0))
+    assert far is not None
+    assert far.extrapolated
+
+
+def test_a_candidate_that_refuses_the_budget_is_passed_over_and_reported(toy: MethodMap) -> None:
+    pipe = _choice(toy, 2000, pf.GDP(2.0))
+    assert pipe.method.name == "cr-gs"
+    why = pipe._auto
+    assert why is not None
+    first, second = why["candidates"]
+    assert first["method"] == "cr-ss"
+    assert "refused this budget" in first["skipped"]
+    assert "skipped" not in second
+    # With a delta, cr-ss accepts the budget and is chosen.
+    assert _choice(toy, 2000, pf.GDP(2.0, delta=1e-6)).method.name == "cr-ss"
+
+
+def test_no_valid_candidate_is_a_config_error_naming_methods(toy: MethodMap) -> None:
+    with pytest.raises(pf.ConfigError, match=r"^method: no method of the method map's nearest cell") as info:
+        _choice(toy, 2000, pf.ApproxDP(1.0, 1e-6))
+    message = str(info.value)
+    assert "coverage 0.500" in message  # the measured reason for each method
+    assert "cr-gs" in message
+    assert "name one of the methods that accept 'mean' at (1, 1e-06)-DP: " in message
+
+
+def test_the_choice_is_deterministic(toy: MethodMap) -> None:
+    first = _choice(toy, 1234, pf.GDP(1.3))
+    again = _choice(toy, 1234, pf.GDP(1.3))
+    assert first.method == again.method
+    assert first._auto == again._auto
+
+
+def test_diagnostics_list_candidates_exclusions_rule_and_map(toy: MethodMap) -> None:
+    x = np.exp(np.random.default_rng(0).normal(size=500))
+    res = pf.confidence_interval(x, "mean", method={"name": "auto", "map": toy}, budget=pf.ApproxDP(1.0, 1e-6),
+                                 bounds=BOUNDS, rng=1)  # fmt: skip
+    assert res.method == "blbquant"
+    why = res.diagnostics["auto"]
+    assert why["chosen"] == "blbquant"
+    assert [c["method"] for c in why["candidates"]] == ["blbquant", "cr-gs"]
+    assert why["candidates"][0]["coverage"] == 0.92
+    assert why["candidates"][0]["rel_width"] == 1.4
+    assert [e["method"] for e in why["excluded"]] == ["cr-ss"]
+    assert "toy refusal" in why["excluded"][0]["reason"]
+    assert CANDIDATE_RULE in why["rule"]
+    assert why["map"]["source"] == "toy"
+    assert why["cell"]["unit"] == "approx-dp"
+    assert why["cell"]["mu"] == pytest.approx(accounting.gdp_mu_for(1.0, 1e-6), rel=1e-12)
+    with pytest.raises(TypeError):
+        why["chosen"] = "cr-gs"
+
+
+def test_budget_scale_closed_forms() -> None:
+    assert budget_scale(pf.GDP(0.5)) == ("gdp", 0.5)
+    assert budget_scale(pf.GDP(0.5, delta=1e-6)) == ("gdp", 0.5)
+    unit, mu = budget_scale(pf.ApproxDP(1.0, 1e-5))
+    assert unit == "approx-dp"
+    assert mu == pytest.approx(0.268051, abs=1e-6)  # concepts.md: ApproxDP(1, 1e-5).to_gdp().mu
+    unit, mu = budget_scale(pf.PureDP(1.0))
+    assert unit == "pure-dp"
+    assert mu == pytest.approx(1.232035, abs=1e-6)  # concepts.md: -2 Phi^-1(1 / (1 + e))
+    assert budget_scale(pf.ApproxDP(1.0, 0.0)) == budget_scale(pf.PureDP(1.0))
+
+
+# -- public inputs only -------------------------------------------------------------------------------
+
+
+def test_auto_never_reads_the_data_to_choose() -> None:
+    """Datasets of the same n - lognormal, all at a bound, constant - give the same choice and diagnostics."""
+    n = 800
+    datasets = [
+        np.exp(np.random.default_rng(1).normal(size=n)),
+        np.full(n, 20.0),
+        np.zeros(n),
+        np.random.default_rng(2).uniform(0, 20, size=n),
+    ]
+    for budget in (pf.GDP(1.0), pf.ApproxDP(5.0, 1e-6), pf.PureDP(1.0)):
+        for statistic in ("mean", "median"):
+            results = [
+                pf.confidence_interval(x, statistic, method="auto", budget=budget, bounds=BOUNDS, rng=3)
+                for x in datasets
+            ]
+            assert len({r.method for r in results}) == 1, (statistic, budget)
+            assert all(r.diagnostics["auto"] == results[0].diagnostics["auto"] for r in results)
+            # ... and the choice is a function of the public inputs alone, without any data:
+            pipe = pf.Pipeline.build(statistic, method="auto", budget=budget, bounds=BOUNDS).select(n)
+            assert pipe.method.name == results[0].method
+
+
+def test_auto_validates_before_the_data_are_read() -> None:
+    with pytest.raises(pf.BudgetError, match=r"^budget: method 'auto' chooses among private methods"):
+        pf.Pipeline.build("mean", method="auto", budget=None, bounds=BOUNDS)
+    with pytest.raises(pf.ConfigError, match=r"^sampler: method 'auto' runs the chosen method with its default"):
+        pf.Pipeline.build("mean", method="auto", budget=pf.GDP(1.0), bounds=BOUNDS, sampler="wr")
+    with pytest.raises(pf.ConfigError, match=r"^B: method 'auto' runs the chosen method with its own defaults"):
+        pf.Pipeline.build("mean", method="auto", budget=pf.GDP(1.0), bounds=BOUNDS, B=100)
+    with pytest.raises(pf.ConfigError, match=r"^method\.fast: method 'auto' takes one option, map"):
+        pf.Pipeline.build("mean", method={"name": "auto", "fast": True}, budget=pf.GDP(1.0), bounds=BOUNDS)
+    with pytest.raises(pf.ConfigError, match=r"^method\.map: cannot read"):
+        pf.Pipeline.build("mean", method={"name": "auto", "map": "/no/map.json"}, budget=pf.GDP(1.0), bounds=BOUNDS)
+    with pytest.raises(pf.ConfigError, match=r"^bounds: statistic 'mean' needs public bounds"):
+        pf.Pipeline.build("mean", method="auto", budget=pf.GDP(1.0))
+    with pytest.raises(pf.ConfigError, match=r"^n: must be a positive integer"):
+        pf.Pipeline.build("mean", method="auto", budget=pf.GDP(1.0), bounds=BOUNDS).select(0)
+    with pytest.raises(pf.ConfigError, match=r"^method: method 'auto' chooses its method when it runs"):
+        pf.Pipeline.build("mean", method="auto", budget=pf.GDP(1.0), bounds=BOUNDS).resolve()
+
+
+def test_a_statistic_without_measurements_is_a_config_error_naming_methods() -> None:
+    from scipy import stats
+
+    with pytest.raises(pf.ConfigError, match=r"^method: the method map has no measurements for statistic 'ks'") as info:
+        pf.Pipeline.build({"name": "ks", "reference": stats.norm()}, method="auto", budget=pf.GDP(1.0))
+    message = str(info.value)
+    accepted = message.split("at 1-GDP: ")[1].split(", ")
+    # Each named method really builds for ks at 1-GDP, and the non-private references are not named.
+    for name in accepted:
+        pf.Pipeline.build({"name": "ks", "reference": stats.norm()}, method=name, budget=pf.GDP(1.0))
+    assert "privsub" in accepted
+    assert "bootstrap" not in accepted
+
+
+def test_a_mapped_statistic_with_another_kind_of_bounds_is_not_extrapolated() -> None:
+    """The map measured scalar means; a mean of vectors (an L2Ball bound) names methods instead."""
+    with pytest.raises(
+        pf.ConfigError, match=r"^method: the method map has no measurements for statistic 'mean' with an"
+    ):
+        pf.Pipeline.build("mean", method="auto", budget=pf.GDP(1.0), bounds=pf.L2Ball(1.0))
+
+
+def test_other_options_of_a_mapped_statistic_use_its_cells_and_say_so() -> None:
+    pipe = pf.Pipeline.build({"name": "quantile", "q": 0.75}, method="auto", budget=pf.GDP(1.0), bounds=BOUNDS)
+    chosen = pipe.select(2000)
+    why = chosen._auto
+    assert why is not None
+    assert why["cell"]["statistic"] == "quantile(q=0.9)"
+    assert any("not quantile(q=0.75)" in note for note in why["notes"])
+    assert chosen.statistic.options["q"] == 0.75  # the statistic asked for is the one that runs
+
+
+def test_auto_in_a_pipeline_config_and_the_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pipe = pf.Pipeline.from_dict(
+        {"pipeline": {"method": "auto", "statistic": "median", "bounds": [0, 20], "budget": {"unit": "gdp", "mu": 1.0}}}
+    )
+    assert pipe.is_auto
+    with pytest.raises(pf.ConfigError, match=r"^pipeline\.sampler: method 'auto'"):
+        pf.Pipeline.from_dict({"pipeline": {"method": "auto", "statistic": "median", "bounds": [0, 20],
+                                            "sampler": "wor", "budget": {"unit": "gdp", "mu": 1.0}}})  # fmt: skip
+    config = tmp_path / "auto.toml"
+    config.write_text(
+        '[pipeline]\nmethod = "auto"\nstatistic = "mean"\nbounds = [0.0, 1.0]\nbudget = { unit = "gdp", mu = 1.0 }\n',
+        encoding="utf-8",
+    )
+    assert main(["run", str(config), "--seed", "1", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    expected = pf.Pipeline.from_config(config).select(20_000).method.name  # the demo data: 20 000 records
+    assert out["method"] == expected
+    assert out["auto"]["chosen"] == expected
+    assert out["auto"]["query"]["n"] == 20_000
+    assert main(["run", str(config), "--seed", "1"]) == 0
+    assert "chosen by method='auto'" in capsys.readouterr().out
+
+
+def test_a_session_charges_an_auto_call_once_and_an_impossible_one_not_at_all(toy: MethodMap) -> None:
+    x = np.exp(np.random.default_rng(5).normal(size=2000))
+    session = pf.Session(pf.ApproxDP(20.0, 1e-5))
+    res = session.confidence_interval(x, "mean", method="auto", budget=pf.ApproxDP(5.0, 1e-6), bounds=BOUNDS, rng=1)
+    assert "auto" in res.diagnostics
+    assert [call.outcome for call in session.calls] == ["released"]
+    with pytest.raises(pf.ConfigError, match=r"no method of the method map's nearest cell"):
+        session.confidence_interval(x, "mean", method={"name": "auto", "map": toy}, budget=pf.ApproxDP(1.0, 1e-6),
+                                    bounds=BOUNDS)  # fmt: skip
+    assert len(session.calls) == 1  # the refused auto call was checked before anything was charged
+
+
+# -- the shipped map ----------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def shipped() -> MethodMap:
+    return MethodMap.shipped()
+
+
+def test_the_shipped_map_records_how_it_was_made(shipped: MethodMap) -> None:
+    info = shipped.info
+    assert info["format"] == MAP_FORMAT
+    assert info["experiment"] == "method-map"
+    assert info["command"].startswith("privframe experiment method-map --trials ")
+    assert "--write-map" in info["command"]
+    assert isinstance(info["seed"], int)
+    assert info["trials"] >= 30
+    assert set(shipped.statistic_names()) >= {"mean", "median", "quantile"}
+    assert {cell.unit for cell in shipped.cells} == {"gdp", "approx-dp", "pure-dp"}
+
+
+def test_the_shipped_map_follows_its_rule(shipped: MethodMap) -> None:
+    for cell in shipped.cells:
+        measured = [e for e in cell.entries if e.refused is None]
+        for entry in measured:
+            c, se = entry.coverage, entry.coverage_se
+            valid = c is not None and se is not None and c >= cell.nominal - 2 * se
+            assert entry.candidate == valid, (cell.statistic, cell.n, cell.budget, entry.label)
+        ranks = [e.rel_width if e.rel_width is not None else math.inf for e in cell.candidates()]
+        assert ranks == sorted(ranks), (cell.statistic, cell.n, cell.budget)
+        assert all(e.trials == 0 and not e.candidate for e in cell.entries if e.refused is not None)
+
+
+def test_auto_runs_the_shipped_maps_first_accepting_candidate(shipped: MethodMap) -> None:
+    for statistic, options in (("mean", {}), ("median", {}), ("quantile", {"q": 0.9})):
+        for n in (500, 2000):
+            for budget in (pf.GDP(0.25), pf.GDP(8.0), pf.ApproxDP(1.0, 1e-6), pf.ApproxDP(5.0, 1e-6), pf.PureDP(1.0)):
+                located = shipped.locate(statistic, options, n, budget)
+                assert located is not None
+                assert located.cell.n == n  # a grid point is its own cell
+                assert located.distance == pytest.approx(0.0, abs=1e-9)
+                try:
+                    pipe = _choice(shipped, n, budget, {"name": statistic, **options})
+                except pf.ConfigError:
+                    assert not located.cell.candidates()
+                    continue
+                # The cell was measured at this very budget, so its best candidate accepts it.
+                assert pipe.method.name == located.cell.candidates()[0].name
+
+
+def test_the_choosing_page_shows_the_shipped_map() -> None:
+    """docs/choosing.md's table is generated: regenerate it with E.update_page after a new map."""
+    assert page_table(ROOT / "docs" / "choosing.md") == method_map_table()
+
+
+def test_update_page_rewrites_only_the_marked_table(toy: MethodMap, tmp_path: Path) -> None:
+    page = tmp_path / "page.md"
+    text = (ROOT / "docs" / "choosing.md").read_text(encoding="utf-8")
+    page.write_text(text, encoding="utf-8")
+    E.update_page(page, toy)
+    table = method_map_table(toy)
+    assert page_table(page) == table
+    lines = table.splitlines()
+    assert len(lines) == 2 + len(toy.cells)
+    # (500, eps=1): blbquant runs, cr-gs is the other candidate, cr-ss refuses; (2000, eps=1): none is valid.
+    assert lines[6] == "| mean | eps=1 | 500 | blbquant | 0.92 ± 0.03 | 1.4 | cr-gs (2) | - | cr-ss |"
+    assert lines[7].startswith("| mean | eps=1 | 2000 | none valid | - | - | - | cr-gs (0.5), privsub (0.6) |")
+    before, after = text.split("<!-- method-map table")[0], text.split("<!-- end of the method-map table -->")[1]
+    new = page.read_text(encoding="utf-8")
+    assert new.startswith(before)
+    assert new.endswith(after)
+    plain = tmp_path / "plain.md"
+    plain.write_text("# No table here\n", encoding="utf-8")
+    with pytest.raises(pf.ConfigError, match=r"^page: the page has no method-map table markers"):
+        E.update_page(plain, toy)
+    assert plain.read_text(encoding="utf-8") == "# No table here\n"
+
+
+def test_a_map_from_a_run_and_the_cli_write_map(tmp_path: Path) -> None:
+    """A tiny run with a refusal, a failure-free candidate and the CLI's --write-map."""
+    config = {
+        "experiment": {
+            "name": "toy-map",
+            "trials": 6,
+            "seed": 3,
+            "record_refused": True,
+            "data": {"generator": "clipped-lognormal"},
+            "grid": {"n": [300], "budgets": [{"label": "mu=2", "budget": {"unit": "gdp", "mu": 2.0}}]},
+            "defaults": {"statistic": "mean", "bounds": [0.0, 20.0]},
+            "methods": {
+                "cr-gs": {"method": "cr-gs", "budget": "budget", "reference": "boot"},
+                "blbquant": {"method": "blbquant", "budget": "budget", "reference": "boot"},
+                "boot": {"method": "bootstrap"},
+            },
+        }
+    }
+    path = tmp_path / "toy.toml"
+    path.write_text(_toml(config), encoding="utf-8")
+    target, out = tmp_path / "map.json", tmp_path / "out"
+    assert main(["experiment", str(path), "--out", str(out), "--write-map", str(target)]) == 0
+    written = MethodMap.read(target)
+    assert written.info["command"].endswith(f"--write-map {target}")
+    # The same map from the saved cells (--resume runs nothing): the map of exactly these trials.
+    res = E.run(config, out=out, resume=True)
+    assert res.meta["resumed_cells"] == res.meta["cells"]
+    built = build_method_map(res, command="test")
+    assert written.to_dict()["cells"] == built.to_dict()["cells"]
+    (cell,) = built.cells
+    entries = {e.label: e for e in cell.entries}
+    assert entries["blbquant"].refused is not None
+    assert "pure epsilon-DP" in entries["blbquant"].refused
+    row = next(r for r in res.rows if r.method == "cr-gs")
+    assert row.coverage is not None
+    assert entries["cr-gs"].coverage == pytest.approx(row.coverage * (1 - row.failure_rate), rel=1e-12)
+    assert entries["cr-gs"].rel_width == row.rel_width
+    assert entries["cr-gs"].trials == 6
+    # The written map drives auto.
+    pipe = pf.Pipeline.build("mean", method={"name": "auto", "map": str(target)}, budget=pf.GDP(2.0), bounds=BOUNDS)
+    if cell.candidates():
+        assert pipe.select(300).method.name == cell.candidates()[0].name
+
+
+def _toml(config: dict[str, Any]) -> str:
+    exp = config["experiment"]
+    lines = ["[experiment]", 'name = "toy-map"', "trials = 6", "seed = 3", "record_refused = true",
+             "[experiment.data]", 'generator = "clipped-lognormal"', "[experiment.grid]", "n = [300]",
+             "[[experiment.grid.budgets]]", 'label = "mu=2"', 'budget = { unit = "gdp", mu = 2.0 }',
+             "[experiment.defaults]", 'statistic = "mean"', "bounds = [0.0, 20.0]"]  # fmt: skip
+    for label, table in exp["methods"].items():
+        lines.append(f'[experiment.methods."{label}"]')
+        lines += [f'{key} = "{value}"' for key, value in table.items()]
+    return "\n".join(lines) + "\n"
+
+
+# -- the shipped map against a fresh run --------------------------------------------------------------
+
+# Cheap cells at n = 500 (about 5 s together): one per statistic and budget unit.
+FRESH_CELLS = [("mean/cr-gs", "mu=1"), ("median/privsub", "eps=5"), ("q90/blbquant", "pure-eps=1")]
+
+
+def test_the_shipped_map_agrees_with_a_fresh_run(shipped: MethodMap) -> None:
+    """A fresh run of a few cells, on seeds the map did not use, agrees with the map within 3 SE.
+
+    Coverage: the two estimates c1 (k1 trials) and c2 (k2 trials) of the same coverage differ by
+    less than 3 SE of the difference, SE = sqrt(p (1 - p) (1/k1 + 1/k2)) with the pooled p (the
+    two-proportion test; pooling keeps the SE positive when one side saw no miss). Width: the mean widths
+    differ by less than 3 sqrt(se1^2 + se2^2), se = sample SD / sqrt(count). A failure means the map is
+    stale (a method changed since it was made): regenerate it with the command in its ``command`` field.
+    """
+    trials = min(int(shipped.info["trials"]), 40)
+    seed = int(shipped.info["seed"]) + 1
+    for label, budget in FRESH_CELLS:
+        run = E.run("method-map", trials=trials, n=[500], methods=[label], budgets=[budget], seed=seed)
+        old = _map_entry(shipped, label, budget, 500)
+        new = _map_entry(build_method_map(run), label, budget, 500)
+        assert old.coverage is not None
+        assert new.coverage is not None
+        k1, k2 = old.trials, new.trials
+        p = (old.coverage * k1 + new.coverage * k2) / (k1 + k2)
+        se = math.sqrt(p * (1 - p) * (1 / k1 + 1 / k2))
+        assert abs(old.coverage - new.coverage) <= 3 * se + 1e-12, (label, budget, old.coverage, new.coverage)
+        assert old.mean_width is not None
+        assert new.mean_width is not None
+        assert old.width_se is not None
+        assert new.width_se is not None
+        assert abs(old.mean_width - new.mean_width) <= 3 * math.hypot(old.width_se, new.width_se), (label, budget)
+
+
+def _map_entry(method_map: MethodMap, label: str, budget: str, n: int) -> Any:
+    for cell in method_map.cells:
+        if cell.budget == budget and cell.n == n:
+            for entry in cell.entries:
+                if entry.label == label:
+                    return entry
+    raise AssertionError(f"no {label} at {budget}, n = {n} in the map")
