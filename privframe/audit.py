@@ -149,6 +149,16 @@ class AuditResult:
         The family-wise error level of all the confidence bounds together.
     points : tuple of AuditPoint
         Every tested (threshold, alpha, beta) point, both tails.
+    detectable_limit : float
+        The largest claim (in ``unit``) this sample size could refute at all: what a release that tells the
+        two datasets apart every time would prove. A claim at or above it cannot fail, whatever the release.
+    samples_needed : int or None
+        For an inconclusive audit, the sample size per dataset at which the claim becomes refutable
+        (None when the audit is conclusive, or when no sample size below 10^12 suffices).
+
+    The verdict is ``"failed"`` when a point violates the claim, ``"inconclusive"`` when none does but the
+    claim is at or beyond ``detectable_limit``, and ``"passed"`` otherwise; ``passed`` is True only for
+    ``"passed"``.
     """
 
     passed: bool
@@ -158,6 +168,20 @@ class AuditResult:
     n_samples: int
     significance: float
     points: tuple[AuditPoint, ...] = attrs.field(repr=False)
+    detectable_limit: float = math.inf
+    samples_needed: int | None = None
+
+    @property
+    def conclusive(self) -> bool:
+        """Whether the sample size could have refuted the claim (a violation is always conclusive)."""
+        return bool(self.violations) or self.claimed_value < self.detectable_limit
+
+    @property
+    def verdict(self) -> Literal["passed", "failed", "inconclusive"]:
+        """``"failed"`` (a violation), ``"inconclusive"`` (no violation, claim beyond reach) or ``"passed"``."""
+        if self.violations:
+            return "failed"
+        return "passed" if self.conclusive else "inconclusive"
 
     @property
     def claimed_value(self) -> float:
@@ -170,7 +194,16 @@ class AuditResult:
         return tuple(p for p in self.points if p.violates)
 
     def __str__(self) -> str:
-        verdict = "passed" if self.passed else f"VIOLATION at {len(self.violations)} of {len(self.points)} points"
+        if self.verdict == "failed":
+            verdict = f"VIOLATION at {len(self.violations)} of {len(self.points)} points"
+        elif self.verdict == "inconclusive":
+            needed = f"; about {self.samples_needed} samples per dataset could" if self.samples_needed else ""
+            verdict = (
+                f"INCONCLUSIVE: {self.n_samples} samples cannot refute a claim of {self.claimed_value:g} or more "
+                f"(largest refutable {self.unit} {self.detectable_limit:.4g}{needed})"
+            )
+        else:
+            verdict = "passed"
         return (
             f"audit of {self.claimed}: {verdict}; empirical lower bound {self.unit} >= "
             f"{self.empirical_lower_bound:.4g} (claimed {self.claimed_value:g}; {self.n_samples} samples per "
@@ -405,6 +438,36 @@ def _column_points(
     return points
 
 
+def detectable_limit(claimed: Budget, n_samples: int, level: float) -> float:
+    """The largest parameter a perfect distinguisher could prove with ``n_samples`` per dataset.
+
+    A release that separates the datasets every time gives, at the best threshold, no false positive and
+    no false negative: both Clopper-Pearson upper bounds are ``1 - ((1 - level) / 2)^(1 / n)``. The bound
+    that point proves is the most any release can prove at this sample size and confidence.
+    """
+    zero = clopper_pearson(np.zeros(1), n_samples, level)[1]
+    return float(_point_bounds(claimed, zero, zero)[0])
+
+
+def samples_needed(claimed: Budget, level: float, limit: int = 10**12) -> int | None:
+    """The smallest sample size per dataset whose :func:`detectable_limit` exceeds the claim (None beyond
+    ``limit``); by doubling, then bisection."""
+    value = claimed.mu if isinstance(claimed, GDP) else claimed.epsilon
+    high = 128
+    while detectable_limit(claimed, high, level) <= value:
+        high *= 2
+        if high > limit:
+            return None
+    low = high // 2
+    while high - low > max(1, low // 1000):
+        middle = (low + high) // 2
+        if detectable_limit(claimed, middle, level) > value:
+            high = middle
+        else:
+            low = middle
+    return high
+
+
 # ---------------------------------------------------------------------------------------------------------
 # The auditor
 
@@ -501,14 +564,19 @@ def audit_mechanism(
         coordinate = None if out0.shape[1] == 1 else j
         points.extend(_column_points(claimed, out0[:, j], out1[:, j], values, level, coordinate))
     lower = max([0.0, *(p.bound for p in points if math.isfinite(p.bound))])
+    limit = detectable_limit(claimed, n_samples, level)
+    value = claimed.mu if isinstance(claimed, GDP) else claimed.epsilon
+    violated = any(p.violates for p in points)
     return AuditResult(
-        passed=not any(p.violates for p in points),
+        passed=not violated and value < limit,
         claimed=claimed,
         empirical_lower_bound=lower,
         unit="mu" if isinstance(claimed, GDP) else "epsilon",
         n_samples=n_samples,
         significance=float(significance),
         points=tuple(points),
+        detectable_limit=limit,
+        samples_needed=None if violated or value < limit else samples_needed(claimed, level),
     )
 
 
@@ -540,18 +608,26 @@ def worst_case_pair(n: int, bounds: Bounds | L2Ball | tuple[float, float]) -> tu
     raise ConfigError("expected (low, high), pf.Bounds or pf.L2Ball", path="bounds")
 
 
-def additive_release(mechanism: Mechanism, budget: Budget, sensitivity: float = 1.0) -> tuple[Release, Budget]:
-    """A batched release of ``mechanism`` for a scalar of the given sensitivity, and the guarantee it claims.
+def additive_release(
+    mechanism: Mechanism, budget: Budget, sensitivity: float = 1.0, dimension: int = 1
+) -> tuple[Release, Budget]:
+    """A batched release of ``mechanism`` for a value of the given L2 sensitivity, and the guarantee it claims.
 
-    The mechanism plans one release (``plan(sensitivity, budget, label="audit")``); the returned function
-    is ``release(value, rng, batch)`` = ``mechanism.apply(full(batch, value), event, rng)``, which is
-    ``batch`` independent releases for mechanisms that add noise element-wise (Gaussian, Laplace). The
-    claimed guarantee is the planned event's budget: what the ledger would record.
+    The mechanism plans one release (``plan(sensitivity, budget, label="audit", dimension=dimension)``); the
+    returned function is ``release(value, rng, batch)``: ``batch`` independent releases of the vector
+    ``value * e_1`` (a scalar when ``dimension`` is 1), for mechanisms that add noise element-wise
+    (Gaussian, Laplace). The claimed guarantee is the planned event's budget: what the ledger would record.
     """
-    event = mechanism.plan(sensitivity, budget, label="audit", dimension=1)
+    dimension = _check_int(dimension, "dimension", 1)
+    event = mechanism.plan(sensitivity, budget, label="audit", dimension=dimension)
 
     def release(value: float, rng: np.random.Generator, batch: int = 1) -> Array:
-        out: Array = mechanism.apply(np.full(batch, float(value)), event, rng)
+        if dimension == 1:
+            scalar: Array = mechanism.apply(np.full(batch, float(value)), event, rng)
+            return scalar
+        values = np.zeros((batch, dimension))
+        values[:, 0] = float(value)
+        out: Array = mechanism.apply(values, event, rng)
         return out
 
     return release, event.budget
@@ -562,16 +638,17 @@ def audit_additive_mechanism(
     budget: Budget,
     *,
     sensitivity: float = 1.0,
+    dimension: int = 1,
     n_samples: int = 100_000,
     rng: RngLike = None,
     batch: int = 50_000,
     **options: Any,
 ) -> AuditResult:
-    """Audit an additive mechanism on its worst-case pair: values ``0`` and ``sensitivity``.
+    """Audit an additive mechanism on its worst-case pair: values ``0`` and ``sensitivity * e_1``.
 
     Used by ``privframe audit``. ``options`` go to :func:`audit_mechanism`.
     """
-    release, claimed = additive_release(mechanism, budget, sensitivity)
+    release, claimed = additive_release(mechanism, budget, sensitivity, dimension)
     return audit_mechanism(release, 0.0, float(sensitivity), claimed, n_samples, rng, batch=batch, **options)
 
 
@@ -688,21 +765,39 @@ def audit_registered_mechanism(
     *,
     n_samples: int = 100_000,
     rng: RngLike = None,
-    gamma: float = 0.1,
+    gamma: float | None = None,
     statistic: Statistic | None = None,
+    sensitivity: float = 1.0,
+    dimension: int = 1,
 ) -> AuditResult:
     """Audit a mechanism part on its built-in worst-case pair (what ``privframe audit`` runs).
 
-    A :class:`~privframe.protocols.Mechanism` is audited as an additive mechanism with sensitivity 1
-    (:func:`audit_additive_mechanism`); a :class:`~privframe.protocols.SmoothMechanism` with bound 1 and
-    log-smoothness ``gamma`` (:func:`audit_smooth_mechanism`); a
-    :class:`~privframe.protocols.SelectionMechanism` releasing ``statistic`` on :data:`SELECTION_PAIR`
-    (:func:`audit_selection_mechanism`).
+    A :class:`~privframe.protocols.Mechanism` is audited as an additive mechanism with the given
+    ``sensitivity`` and ``dimension`` (:func:`audit_additive_mechanism`); a
+    :class:`~privframe.protocols.SmoothMechanism` with bound ``sensitivity`` and log-smoothness ``gamma``
+    (default 0.1; :func:`audit_smooth_mechanism`); a :class:`~privframe.protocols.SelectionMechanism`
+    releasing ``statistic`` on :data:`SELECTION_PAIR` (:func:`audit_selection_mechanism`). A setting the
+    mechanism's kind does not use is a ``ConfigError``, never silently ignored.
     """
+    if gamma is not None and not isinstance(mechanism, SmoothMechanism):
+        raise ConfigError("only smooth-bound (propose-test-release) mechanisms take a log-smoothness", path="gamma")
+    if (sensitivity != 1.0 or dimension != 1) and isinstance(mechanism, SelectionMechanism):
+        raise ConfigError("a selection mechanism is audited on its statistic's fixed pair", path="sensitivity")
+    if dimension != 1 and not isinstance(mechanism, Mechanism):
+        raise ConfigError("only additive mechanisms are audited in several dimensions", path="dimension")
     if isinstance(mechanism, Mechanism):
-        return audit_additive_mechanism(mechanism, budget, n_samples=n_samples, rng=rng)
+        return audit_additive_mechanism(
+            mechanism, budget, sensitivity=sensitivity, dimension=dimension, n_samples=n_samples, rng=rng
+        )
     if isinstance(mechanism, SmoothMechanism):
-        return audit_smooth_mechanism(mechanism, budget, gamma=gamma, n_samples=n_samples, rng=rng)
+        return audit_smooth_mechanism(
+            mechanism,
+            budget,
+            gamma=0.1 if gamma is None else gamma,
+            sensitivity=sensitivity,
+            n_samples=n_samples,
+            rng=rng,
+        )
     if isinstance(mechanism, SelectionMechanism):
         if statistic is None:
             raise ConfigError("a selection mechanism is audited on a statistic it releases", path="statistic")

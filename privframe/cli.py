@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -55,7 +56,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("run", help="run a pipeline from a TOML or JSON config")
     p.add_argument("config", help="pipeline file (.toml or .json)")
-    p.add_argument("--data", help="data file (.csv with a header row, or .npy); default: the demo dataset")
+    p.add_argument("--data", help="data file (.csv with a header row, or .npy)")
+    p.add_argument("--demo", action="store_true", help="run on the built-in demo dataset instead of --data")
     p.add_argument("--column", help="CSV column to use (required when the CSV has several columns)")
     p.add_argument("--seed", type=int, help="seed for a reproducible run (voids privacy for anyone who knows it)")
     p.add_argument(
@@ -75,7 +77,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--mu", type=float, help="claimed GDP budget mu (with --delta: (mu, delta)-GDP)")
     p.add_argument("--epsilon", type=float, help="claimed epsilon (with --delta: (epsilon, delta)-DP; else pure DP)")
     p.add_argument("--delta", type=float, help="delta of the claimed budget")
-    p.add_argument("--gamma", type=float, default=0.1, help="log-smoothness for smooth-bound mechanisms (0.1)")
+    p.add_argument("--gamma", type=float, help="log-smoothness, smooth-bound mechanisms only (default 0.1)")
+    p.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a mechanism option (repeatable; VALUE read as JSON, else as text), e.g. --option exact=false",
+    )
+    p.add_argument("--sensitivity", type=float, default=1.0, help="sensitivity (or smooth bound) audited (1)")
+    p.add_argument("--dimension", type=int, default=1, help="dimension of an additive release (1)")
     p.add_argument("--statistic", default="median", help="statistic a selection mechanism releases (median)")
     p.add_argument("--samples", type=int, default=100_000, help="releases per dataset (default 100000)")
     p.add_argument("--seed", type=int, help="seed for a reproducible audit")
@@ -212,10 +223,16 @@ def _cmd_budget(args: argparse.Namespace) -> int:
 def _cmd_run(args: argparse.Namespace) -> int:
     pipe = Pipeline.from_config(args.config)
     if args.data is None:
+        if not args.demo:
+            raise PrivframeError(
+                "give the data to run on (a .csv or .npy file), or --demo for the demo data", path="data"
+            )
         if args.column is not None:
             raise PrivframeError("only meaningful with --data", path="column")
         data = demo_data()
     else:
+        if args.demo:
+            raise PrivframeError("give either --data or --demo, not both", path="demo")
         data = load_data(args.data, args.column)
     session = _open_session(args)
     result = pipe.run(data, rng=args.seed) if session is None else session.run(pipe, data, rng=args.seed)
@@ -298,12 +315,19 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     budget = _audit_budget(args)
     if args.samples < 100:
         raise PrivframeError("must be at least 100", path="samples")
-    mechanism = registry.create("mechanism", args.mechanism, path="mechanism")
+    mechanism = registry.create("mechanism", args.mechanism, _audit_options(args.option), path="mechanism")
     statistic = None
     if isinstance(mechanism, SelectionMechanism):
         statistic = registry.create("statistic", args.statistic, path="statistic")
     result = audit.audit_registered_mechanism(
-        mechanism, budget, n_samples=args.samples, rng=args.seed, gamma=args.gamma, statistic=statistic
+        mechanism,
+        budget,
+        n_samples=args.samples,
+        rng=args.seed,
+        gamma=args.gamma,
+        statistic=statistic,
+        sensitivity=args.sensitivity,
+        dimension=args.dimension,
     )
     if args.json:
         out = {
@@ -317,6 +341,9 @@ def _cmd_audit(args: argparse.Namespace) -> int:
             "tests": len(result.points),
             "violations": len(result.violations),
             "passed": result.passed,
+            "verdict": result.verdict,
+            "detectable_limit": result.detectable_limit,
+            "samples_needed": result.samples_needed,
         }
         print(json.dumps(out, indent=2))
     else:
@@ -326,11 +353,35 @@ def _cmd_audit(args: argparse.Namespace) -> int:
             f"  empirical lower bound: {result.unit} >= {result.empirical_lower_bound:.4g} "
             f"({1 - result.significance:.0%} confidence, {len(result.points)} tests)"
         )
-        if result.passed:
+        if result.verdict == "passed":
             print("  passed: no test violates the claimed tradeoff curve")
+        elif result.verdict == "inconclusive":
+            needed = f"; about {result.samples_needed} would" if result.samples_needed else ""
+            print(
+                f"  INCONCLUSIVE: no violation, but {result.n_samples} samples can refute at most "
+                f"{result.unit} = {result.detectable_limit:.4g}, below the claim{needed} (--samples)"
+            )
         else:
             print(f"  VIOLATION: {len(result.violations)} tests fall below the claimed tradeoff curve")
-    return 0 if result.passed else 1
+    return {"passed": 0, "failed": 1, "inconclusive": AUDIT_INCONCLUSIVE}[result.verdict]
+
+
+AUDIT_INCONCLUSIVE = 3
+"""Exit status of ``privframe audit`` when the sample size cannot refute the claim (0 passed, 1 failed)."""
+
+
+def _audit_options(pairs: list[str]) -> dict[str, object]:
+    """``KEY=VALUE`` pairs as options: VALUE parsed as JSON (numbers, booleans, null), else kept as text."""
+    options: dict[str, object] = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key.strip():
+            raise PrivframeError(f"expected KEY=VALUE, got {pair!r}", path="option")
+        try:
+            options[key.strip()] = json.loads(raw)
+        except json.JSONDecodeError:
+            options[key.strip()] = raw
+    return options
 
 
 _COMMANDS = {
@@ -351,6 +402,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except PrivframeError as exc:
         print(f"privframe: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # The reader went away (``privframe run ... | head -1``): stop quietly, as Unix tools do. Python
+        # would flush stdout again at exit and print a traceback, so point it at /dev/null first.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return BROKEN_PIPE
+
+
+BROKEN_PIPE = 141
+"""Exit status when the output pipe closes early (128 + SIGPIPE, as a shell reports it)."""
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -26,10 +26,20 @@ def as_data(x: npt.ArrayLike, name: str = "x") -> Array:
     """
     if isinstance(x, (str, bytes)):
         raise DataError("expected numeric array data, not a string", path=name)
+    if isinstance(x, np.ma.MaskedArray) and np.ma.is_masked(x):
+        # Using the values under the mask, or dropping them, would both be silent choices (n is public).
+        raise DataError(
+            "is a masked array with masked entries; pass x.compressed() or x.filled(value) explicitly", path=name
+        )
     try:
         raw = np.asarray(x)
         if np.iscomplexobj(raw):  # casting would silently drop the imaginary parts
             raise DataError("expected real numbers, got complex values", path=name)
+        if raw.dtype.kind in "USMmV" or (
+            raw.dtype.kind == "O" and any(isinstance(v, (str, bytes, np.str_, np.bytes_)) for v in raw.flat)
+        ):
+            # numpy would parse "1.5" and count datetimes from the epoch: neither is numeric data.
+            raise DataError(f"expected real numbers, got {raw.dtype.name} values", path=name)
         arr = np.asarray(raw, dtype=np.float64)
     except DataError:
         raise
@@ -53,6 +63,8 @@ def load_data(path: str | Path, column: str | None = None) -> Array:
     ``DataError`` naming the column and row number, never the cell's content.
     """
     file = Path(path)
+    if file.is_dir():
+        raise DataError(f"{file.name} is a directory; give a .csv or .npy file", path="data")
     if not file.is_file():
         raise DataError(f"no such file {file.name}", path="data")
     if file.suffix.lower() == ".npy":
@@ -78,7 +90,7 @@ def load_data(path: str | Path, column: str | None = None) -> Array:
         elif column in header:
             position = header.index(column)
         else:
-            raise DataError(f"no column named '{column}' in {file.name}", path="column")
+            raise DataError(f"no column named '{column}' in {file.name}; {_header_hint(header)}", path="column")
         values: list[float] = []
         blank: int | None = None  # first blank line: tolerated only at the end of the file
         for row_number, row in enumerate(reader, start=2):
@@ -88,12 +100,31 @@ def load_data(path: str | Path, column: str | None = None) -> Array:
             if blank is not None:  # a blank line inside the data is a missing value; dropping it would change n
                 raise DataError(f"missing cell in column '{header[position]}' at line {blank}", path="data")
             try:
-                values.append(float(row[position]))
+                cell = row[position]
+                if "_" in cell:  # float() reads "1_000" as 1000; a CSV number has no digit separators
+                    raise ValueError
+                values.append(float(cell))
             except (ValueError, IndexError):
                 raise DataError(
                     f"non-numeric or missing cell in column '{header[position]}' at line {row_number}", path="data"
                 ) from None
     return as_data(np.asarray(values, dtype=np.float64), "data")
+
+
+def _header_hint(header: list[str]) -> str:
+    """What the header holds (column names are schema, not data), and a delimiter hint when it looks like
+    another separator than the comma privframe reads."""
+    shown = ", ".join(repr(name) for name in header[:20]) + (", ..." if len(header) > 20 else "")
+    hint = f"its header has {len(header)} column{'s' if len(header) != 1 else ''}: {shown}"
+    if len(header) == 1:
+        for separator, label in ((";", "semicolons"), ("\t", "tabs"), ("|", "bars")):
+            if separator in header[0]:
+                hint += (
+                    f" (the header is separated by {label}; privframe reads comma-separated CSV with a '.' "
+                    "decimal point: convert the file first)"
+                )
+                break
+    return hint
 
 
 def _utf8_text(file: Path) -> str:

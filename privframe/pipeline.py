@@ -462,6 +462,8 @@ class Pipeline:
                 raise ConfigError("expected a .toml or .json file", path="config")
         except (json.JSONDecodeError, tomllib.TOMLDecodeError) as exc:
             raise ConfigError(f"{file.name} is not valid {file.suffix[1:].upper()}: {exc}", path="config") from exc
+        except RecursionError:
+            raise ConfigError(f"{file.name} is nested too deeply to be a pipeline", path="config") from None
         return cls.from_dict(config, reg=reg)
 
     def to_dict(self) -> dict[str, Any]:

@@ -36,10 +36,10 @@ def _finite(_: object, attribute: attrs.Attribute[float], value: float) -> None:
 
 
 def _to_float(value: Any) -> Any:
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        raise ConfigError("expected numbers", path="bounds") from None
+    # float() would also take "0.5", True and numpy datetimes: a bound must be a real number, as written.
+    if isinstance(value, (bool, np.bool_, str, bytes)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ConfigError(f"expected real numbers, got {type(value).__name__}", path="bounds")
+    return float(value)
 
 
 @attrs.frozen

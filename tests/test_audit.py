@@ -916,3 +916,49 @@ def test_audits_at_a_million_samples() -> None:
     for result, low in ((gaussian, 0.97), (laplace, 0.97), (exponential, 0.8)):
         assert result.passed, str(result)
         assert low < result.empirical_lower_bound <= result.claimed_value, str(result)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# An honest verdict: a claim the sample size cannot refute is inconclusive, not passed
+
+
+def _noiseless(value: float, rng: np.random.Generator, batch: int = 1) -> np.ndarray:
+    return np.full(batch, float(value))
+
+
+def test_a_noiseless_release_at_a_claim_beyond_reach_is_inconclusive_not_passed() -> None:
+    """No noise at all tells the datasets apart every time, yet at 100k samples no point can prove more than
+    mu ~ 7.8: an 8-GDP claim cannot fail there. It is reported inconclusive, with the sample size that would
+    refute it, and at that size it fails."""
+    result = audit_mechanism(_noiseless, 0.0, 1.0, pf.GDP(8.0), 100_000, rng=1, batch=50_000)
+    assert result.violations == ()
+    assert result.verdict == "inconclusive"
+    assert not result.passed
+    assert not result.conclusive
+    assert 7.0 < result.detectable_limit < 8.0
+    assert result.samples_needed is not None
+    assert 100_000 < result.samples_needed < 1_000_000
+    assert "INCONCLUSIVE" in str(result)
+    refuted = audit_mechanism(_noiseless, 0.0, 1.0, pf.GDP(8.0), result.samples_needed, rng=1, batch=50_000)
+    assert refuted.verdict == "failed"
+    assert refuted.detectable_limit > 8.0
+
+
+@pytest.mark.parametrize(
+    ("claimed", "unit"), [(pf.GDP(1.0), "mu"), (pf.PureDP(2.0), "epsilon"), (pf.GDP(1.0, delta=1e-3), "mu")]
+)
+def test_the_detectable_limit_is_what_a_perfect_distinguisher_proves(claimed: pf.Budget, unit: str) -> None:
+    """The limit equals the empirical lower bound of a noiseless release (both error rates 0), for each kind
+    of claim; a claim below it that such a release violates fails."""
+    result = audit_mechanism(_noiseless, 0.0, 1.0, claimed, 20_000, rng=2, batch=20_000)
+    assert result.unit == unit
+    assert result.verdict == "failed"
+    assert result.empirical_lower_bound == pytest.approx(result.detectable_limit, rel=1e-6)
+
+
+def test_gaussian_at_one_gdp_still_passes_conclusively() -> None:
+    gaussian = _gaussian()
+    result = audit_additive_mechanism(gaussian, pf.GDP(1.0), n_samples=50_000, rng=3)
+    assert result.verdict == "passed"
+    assert result.conclusive
+    assert result.samples_needed is None

@@ -282,13 +282,13 @@ def test_auto_in_a_pipeline_config_and_the_cli(tmp_path: Path, capsys: pytest.Ca
         '[pipeline]\nmethod = "auto"\nstatistic = "mean"\nbounds = [0.0, 1.0]\nbudget = { unit = "gdp", mu = 1.0 }\n',
         encoding="utf-8",
     )
-    assert main(["run", str(config), "--seed", "1", "--json"]) == 0
+    assert main(["run", str(config), "--demo", "--seed", "1", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     expected = pf.Pipeline.from_config(config).select(20_000).method.name  # the demo data: 20 000 records
     assert out["method"] == expected
     assert out["auto"]["chosen"] == expected
     assert out["auto"]["query"]["n"] == 20_000
-    assert main(["run", str(config), "--seed", "1"]) == 0
+    assert main(["run", str(config), "--demo", "--seed", "1"]) == 0
     assert "chosen by method='auto'" in capsys.readouterr().out
 
 

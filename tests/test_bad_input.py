@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -55,7 +56,7 @@ CASES: list[tuple[str, dict[str, Any], type[pf.PrivframeError], str]] = [
     ("unknown sampler", {"sampler": "wqr"}, pf.ConfigError, "sampler"),
     ("unknown mechanism", {"mechanism": "gauss"}, pf.ConfigError, "mechanism"),
     ("budget missing", {"budget": None}, pf.BudgetError, "budget"),
-    ("pure budget for GDP method", {"budget": pf.PureDP(1.0)}, pf.BudgetError, "budget"),
+    ("pure budget for a GDP method", {"budget": pf.PureDP(1.0), "method": "dette-graw"}, pf.BudgetError, "budget"),
     ("bad rng", {"rng": -1}, pf.ConfigError, "rng"),
 ]
 
@@ -101,3 +102,90 @@ def test_data_outside_bounds_is_clipped_not_rejected() -> None:
 def test_errors_are_value_errors_for_generic_handlers() -> None:
     with pytest.raises(ValueError, match="x:"):
         _call(x=_with(np.nan))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Inputs that numpy or float() would coerce silently (issue 16)
+
+
+@pytest.mark.parametrize(
+    ("x", "message"),
+    [
+        (np.ma.array([0.1, 0.2, 0.3], mask=[False, True, False]), "masked array"),
+        (np.array(["0.1", "0.2"]), "got str"),
+        (np.array(["2020-01-01", "2020-01-02"], dtype="datetime64[D]"), "got datetime64"),
+        (np.array([0.1, "0.2"], dtype=object), "got object"),
+    ],
+)
+def test_data_numpy_would_coerce_is_refused(x: object, message: str) -> None:
+    with pytest.raises(pf.DataError, match=message):
+        pf.confidence_interval(x, "mean", method="cr-gs", budget=pf.GDP(1.0), bounds=(0, 1))  # type: ignore[arg-type]
+
+
+def test_a_masked_array_without_masked_entries_is_its_values() -> None:
+    x = np.random.default_rng(0).uniform(size=500)
+    plain = pf.confidence_interval(x, "mean", method="cr-gs", budget=pf.GDP(1.0), bounds=(0, 1), rng=1)
+    masked = pf.confidence_interval(np.ma.array(x), "mean", method="cr-gs", budget=pf.GDP(1.0), bounds=(0, 1), rng=1)
+    assert (masked.low, masked.high) == (plain.low, plain.high)
+
+
+@pytest.mark.parametrize("bounds", [(False, True), ("0", "1"), (0, "1")])
+def test_bounds_must_be_real_numbers_as_written(bounds: tuple[object, object]) -> None:
+    with pytest.raises(pf.ConfigError, match=r"^bounds: expected real numbers"):
+        pf.Bounds(*bounds)  # type: ignore[arg-type]
+
+
+def test_a_csv_number_with_digit_separators_is_refused(tmp_path: Path) -> None:
+    data = tmp_path / "x.csv"
+    data.write_text("v\n0.5\n1_000\n", encoding="utf-8")
+    with pytest.raises(pf.DataError, match="line 3") as info:
+        pf.data.load_data(data, "v")
+    assert "1_000" not in str(info.value)
+
+
+# Settings that used to crash with OverflowError, MemoryError or RecursionError (issue 16)
+
+_X = np.random.default_rng(0).uniform(size=500)
+
+
+@pytest.mark.parametrize(
+    ("method", "budget", "options", "path"),
+    [
+        ("blbquant", pf.PureDP(5.0), {"bin_width": 1e-300}, "bin_width"),
+        ("blbquant", pf.PureDP(5.0), {"R": 10**12}, "R"),
+        ("privboot", pf.GDP(1.0), {"grid_size": 10**12}, "grid_size"),
+        ("privsub", pf.ApproxDP(1.0, 1e-6), {"T": 10**12}, "sampler.B"),
+        ("cr-gs", pf.GDP(1.0), {"B": 10**9}, "sampler.B"),
+    ],
+)
+def test_sizes_beyond_memory_are_config_errors(
+    method: str, budget: pf.Budget, options: dict[str, Any], path: str
+) -> None:
+    with pytest.raises(pf.ConfigError, match=rf"^{path}: "):
+        pf.confidence_interval(_X, "median" if method == "blbquant" else "mean", method=method, budget=budget,
+                               bounds=(0, 1), rng=1, **options)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("suffix", "text"), [(".json", "[" * 100_000 + "]" * 100_000), (".toml", "a = " + "[" * 100_000 + "]" * 100_000)]
+)
+def test_a_config_nested_too_deeply_is_a_config_error(tmp_path: Path, suffix: str, text: str) -> None:
+    path = tmp_path / f"deep{suffix}"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(pf.ConfigError, match="nested too deeply"):
+        pf.Pipeline.from_config(path)
+
+
+@pytest.mark.parametrize("name", ["../x", "/tmp/x", "a/b", "..", ""])
+def test_an_experiment_name_cannot_leave_the_output_folder(name: str) -> None:
+    from privframe.experiments.config import parse_experiment
+
+    config = {
+        "experiment": {
+            "name": name, "trials": 2, "seed": 1, "data": {"generator": "uniform", "low": 0, "high": 1},
+            "grid": {"n": [100], "budgets": [{"label": "a", "gdp": {"unit": "gdp", "mu": 1.0}}]},
+            "defaults": {"statistic": "mean", "bounds": [0, 1]}, "methods": {"m": {"method": "cr-gs", "budget": "gdp"}},
+        }
+    }  # fmt: skip
+    with pytest.raises(pf.ConfigError, match=r"^experiment\.name: "):
+        parse_experiment(config)

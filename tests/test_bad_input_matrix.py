@@ -417,7 +417,7 @@ CASES: list[Case] = [
     Case("cli unknown sampler", lambda d: cli_run(d, {"sampler": '"wqr"'}), pf.ConfigError, "pipeline.sampler"),
     Case(
         "cli column without data",
-        lambda d: run_cli(["run", write_config(d), "--column", "v"]),
+        lambda d: run_cli(["run", write_config(d), "--demo", "--column", "v"]),
         pf.PrivframeError,
         "column",
     ),

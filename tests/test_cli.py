@@ -87,13 +87,13 @@ def test_run_with_csv_column(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert out["parameters"]["B"] == 300
 
 
-def test_run_with_npy_and_default_demo_data(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_run_with_npy_and_the_demo_data(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     config = tmp_path / "pipe.toml"
     config.write_text(CONFIG)
     npy = tmp_path / "x.npy"
     np.save(npy, np.random.default_rng(1).uniform(size=300))
     assert main(["run", str(config), "--data", str(npy), "--seed", "1"]) == 0
-    assert main(["run", str(config), "--seed", "1", "--json"]) == 0
+    assert main(["run", str(config), "--demo", "--seed", "1", "--json"]) == 0
     outputs = capsys.readouterr().out
     assert f'"n": {demo_data().shape[0]}' in outputs
 
@@ -152,3 +152,81 @@ def test_run_prints_mechanisms_without_a_fixed_noise_scale(
     out = capsys.readouterr().out
     assert expected in out
     assert "noise scale None" not in out
+
+
+def test_audit_exit_status_says_pass_fail_or_inconclusive(capsys: pytest.CaptureFixture[str]) -> None:
+    """0 passed, 1 failed, 3 inconclusive (a claim the sample size cannot refute); --json says which."""
+    assert main(["audit", "gaussian", "--mu", "1", "--samples", "5000", "--seed", "1"]) == 0
+    assert main(["audit", "gaussian", "--mu", "9", "--samples", "5000", "--seed", "1"]) == 3
+    assert "INCONCLUSIVE" in capsys.readouterr().out
+    assert main(["audit", "gaussian", "--mu", "1", "--samples", "5000", "--seed", "1", "--option", "exact=false"]) == 0
+
+
+def test_audit_inconclusive_json_names_the_samples_needed(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["audit", "gaussian", "--mu", "9", "--samples", "5000", "--seed", "1", "--json"]) == 3
+    out = json.loads(capsys.readouterr().out)
+    assert out["verdict"] == "inconclusive"
+    assert out["detectable_limit"] < 9
+    assert out["samples_needed"] > 5000
+
+
+def test_audit_takes_mechanism_options_dimension_and_sensitivity(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["audit", "gaussian", "--mu", "1", "--samples", "5000", "--seed", "2", "--json"]
+    assert main([*argv, "--option", "exact=false", "--dimension", "3", "--sensitivity", "2.5"]) == 0
+    assert json.loads(capsys.readouterr().out)["passed"] is True
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--gamma", "0.5"], "gamma: only smooth-bound"),
+        (["--option", "nope=1"], "unknown option"),
+        (["--option", "exact"], "expected KEY=VALUE"),
+    ],
+)
+def test_audit_refuses_settings_the_mechanism_does_not_use(
+    extra: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["audit", "gaussian", "--mu", "1", "--samples", "1000", *extra]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_run_never_guesses_the_data(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Without --data the command refuses instead of silently running on the demo data."""
+    config = tmp_path / "pipe.toml"
+    config.write_text(CONFIG)
+    assert main(["run", str(config), "--seed", "1"]) == 2
+    assert "data: give the data" in capsys.readouterr().err
+    assert main(["run", str(config), "--demo", "--data", str(config)]) == 2
+    assert "demo: give either --data or --demo" in capsys.readouterr().err
+
+
+def test_run_data_errors_say_what_is_wrong(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = tmp_path / "pipe.toml"
+    config.write_text(CONFIG)
+    assert main(["run", str(config), "--data", str(tmp_path)]) == 2
+    assert "is a directory" in capsys.readouterr().err
+    semicolons = tmp_path / "semi.csv"
+    semicolons.write_text("age;bmi\n50;26,5\n61;31,0\n", encoding="utf-8")
+    assert main(["run", str(config), "--data", str(semicolons), "--column", "bmi"]) == 2
+    err = capsys.readouterr().err
+    assert "its header has 1 column: 'age;bmi'" in err
+    assert "separated by semicolons" in err
+    assert "26,5" not in err
+    commas = tmp_path / "two.csv"
+    rows = "".join(f"{20 + i % 50},{60 + i % 30}\n" for i in range(400))
+    commas.write_text("\ufeffage,weight\n" + rows, encoding="utf-8")  # a byte-order mark is not a name
+    assert main(["run", str(config), "--data", str(commas), "--column", "bmi"]) == 2
+    assert "2 columns: 'age', 'weight'" in capsys.readouterr().err
+    assert main(["run", str(config), "--data", str(commas), "--column", "age", "--seed", "1"]) == 0
+
+
+@pytest.mark.skipif(shutil.which("privframe") is None, reason="console script not installed")
+def test_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
+    """``privframe run ... | head -1``: no BrokenPipeError traceback."""
+    config = tmp_path / "pipe.toml"
+    config.write_text(CONFIG)
+    command = f"privframe run {config} --demo --seed 1 | head -c 1"
+    done = subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=120, check=False)
+    assert "Traceback" not in done.stderr
+    assert "BrokenPipe" not in done.stderr

@@ -65,9 +65,14 @@ def test_approx_dp_budget_is_honoured_through_the_tight_conversion() -> None:
     assert res.privacy.as_approx_dp(1e-6).epsilon <= 2.0 * (1 + 1e-9)
 
 
-def test_pure_dp_budget_is_refused() -> None:
+def test_pure_dp_budget_runs_with_laplace_and_gaussian_noise_cannot_give_it() -> None:
+    """A pure budget defaults to Laplace noise at eps/2 per release; forcing the Gaussian mechanism on it is
+    refused (Gaussian noise cannot give pure DP)."""
+    x = _bernoulli(500, 0)
+    res = pf.confidence_interval(x, "mean", method="cr-gs", budget=pf.PureDP(1.0), bounds=(0, 1), rng=1)
+    assert [(e.mechanism, e.budget) for e in res.privacy.events] == [("laplace", pf.PureDP(0.5))] * 2
     with pytest.raises(pf.BudgetError, match="pure"):
-        pf.confidence_interval(_bernoulli(500, 0), "mean", method="cr-gs", budget=pf.PureDP(1.0), bounds=(0, 1))
+        pf.confidence_interval(x, "mean", method="cr-gs", budget=pf.PureDP(1.0), bounds=(0, 1), mechanism="gaussian")
 
 
 def test_the_noise_drawn_has_the_claimed_scales() -> None:

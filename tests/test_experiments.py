@@ -749,20 +749,23 @@ def test_refusals_are_recorded_only_when_asked_and_typos_still_fail(tmp_path: Pa
         {"label": "mu=1", "gdp": {"unit": "gdp", "mu": 1.0}},
         {"label": "pure", "gdp": {"unit": "pure-dp", "epsilon": 1.0}},
     ]
-    config = _config(**{"grid/budgets": budgets})
-    # cr-gs refuses a pure budget when its pipeline is built: an error by default ...
+    dette = {"method": "dette-graw", "sampler": "wr", "budget": "gdp"}
+    config = _config(**{"grid/budgets": budgets, "methods/dg": dette})
+    # dette-graw refuses a pure budget when its pipeline is built: an error by default ...
     with pytest.raises(pf.ConfigError, match=r"^budget: a GDP method cannot honour pure epsilon-DP"):
         E.run(config)
     # ... and a recorded refusal with record_refused: that cell is not run, the others are.
     config["experiment"]["record_refused"] = True
     res = E.run(config, out=tmp_path)
-    assert [(r.method, r.budget) for r in res.refused] == [("cr-gs-wor", "pure")]
+    assert [(r.method, r.budget) for r in res.refused] == [("dg", "pure")]
     assert "pure epsilon-DP" in res.refused[0].reason
-    assert [(row.method, row.budget) for row in res.rows] == [("cr-gs-wor", "mu=1"), ("sub", E.NON_PRIVATE)]
-    assert res.table().splitlines()[-1].startswith("refused: cr-gs-wor at pure (")
+    assert sorted((row.method, row.budget) for row in res.rows) == sorted(
+        [("cr-gs-wor", "mu=1"), ("cr-gs-wor", "pure"), ("dg", "mu=1"), ("sub", E.NON_PRIVATE)]
+    )
+    assert res.table().splitlines()[-1].startswith("refused: dg at pure (")
     saved = json.loads((tmp_path / "toy" / "results.json").read_text(encoding="utf-8"))
     assert saved["refused"] == [r.to_dict() for r in res.refused]
-    assert saved["cells"] == 2
+    assert saved["cells"] == 4
     # A typo is not a refusal.
     for change, path in [
         (

@@ -5,7 +5,9 @@ naming what it is for, never from a counter shared between cells:
 
 - data of trial t at size n: ``(DATA, hash(experiment), n, t)``, shared by every method and budget level,
   so each method and its non-private reference see the same datasets;
-- the method's own randomness (resampling, noise): ``(METHOD, hash(experiment), hash(cell), t)``.
+- the method's own randomness (resampling, noise): ``(METHOD, hash(experiment), hash(cell), t)``, or
+  with ``common_random_numbers`` ``(COMMON, hash(experiment), n, t)``, shared by every method and
+  budget level of trial t at size n (so methods that draw their resamples alike draw the same ones).
 
 So a table depends only on the seed and the settings, not on the executor, the worker count, the order
 cells finish in, or which other methods were selected; ``--trials 10`` runs the first 10 trials of the
@@ -26,12 +28,12 @@ from privframe.budgets import GDP, ApproxDP, PureDP
 from privframe.experiments.config import ExperimentSpec
 from privframe.experiments.levels import budget_table
 
-__all__ = ["NON_PRIVATE", "Cell", "CellTask", "data_seed", "expand", "method_seed", "stable_key"]
+__all__ = ["NON_PRIVATE", "Cell", "CellTask", "common_seed", "data_seed", "expand", "method_seed", "stable_key"]
 
 NON_PRIVATE = "non-private"
 """The budget label of cells of non-private references."""
 
-_DATA, _METHOD = 0, 1
+_DATA, _METHOD, _COMMON = 0, 1, 2
 
 
 def stable_key(text: str) -> int:
@@ -47,6 +49,11 @@ def data_seed(seed: int, experiment: str, n: int, trial: int) -> np.random.SeedS
 def method_seed(seed: int, experiment: str, cell: str, trial: int) -> np.random.SeedSequence:
     """The seed of a method's own randomness in ``trial`` of ``cell``."""
     return np.random.SeedSequence(seed, spawn_key=(_METHOD, stable_key(experiment), stable_key(cell), trial))
+
+
+def common_seed(seed: int, experiment: str, n: int, trial: int) -> np.random.SeedSequence:
+    """The run seed of every method in ``trial`` at size ``n`` under ``common_random_numbers``."""
+    return np.random.SeedSequence(seed, spawn_key=(_COMMON, stable_key(experiment), n, trial))
 
 
 @attrs.frozen
@@ -95,6 +102,8 @@ class CellTask:
         Reporting delta of the (epsilon, delta) column.
     measure_memory : bool
         Trace the peak memory of each call.
+    common_random_numbers : bool
+        Run every trial with :func:`common_seed` instead of the cell's own :func:`method_seed`.
     """
 
     experiment: str
@@ -106,10 +115,17 @@ class CellTask:
     truth: float
     delta: float
     measure_memory: bool
+    common_random_numbers: bool = False
 
     def fingerprint(self, version: str) -> str:
-        """A hash of every setting that determines the cell's trials (``--resume`` reuses a cell only on a match)."""
+        """A hash of every setting that determines the cell's trials (``--resume`` reuses a cell only on a match).
+
+        ``common_random_numbers`` enters only when set, so cells saved before the setting existed keep
+        their fingerprints.
+        """
         payload = {f.name: _plain(getattr(self, f.name)) for f in attrs.fields(CellTask)}
+        if not self.common_random_numbers:
+            del payload["common_random_numbers"]
         payload["version"] = version
         text = json.dumps(payload, sort_keys=True, default=repr)
         return hashlib.sha256(text.encode("utf-8")).hexdigest()
@@ -156,6 +172,7 @@ def expand(spec: ExperimentSpec) -> list[CellTask]:
                         truth=truths[method.label],
                         delta=spec.delta,
                         measure_memory=spec.measure_memory,
+                        common_random_numbers=spec.common_random_numbers,
                     )
                 )
     return tasks

@@ -9,13 +9,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from privframe.errors import ConfigError
+from privframe.errors import ConfigError, PrivframeError
 from privframe.experiments.config import builtin_names
 from privframe.experiments.executors import EXECUTORS
 from privframe.experiments.methodmap import write_method_map
 from privframe.experiments.plots import matplotlib_available
 from privframe.experiments.report import run_all, write_report
 from privframe.experiments.runner import ExperimentResult, run
+from privframe.experiments.trial import NOTE_PREFIX
 
 __all__ = ["DEFAULT_OUT", "add_parser", "command"]
 
@@ -104,8 +105,30 @@ def _report_command(args: argparse.Namespace) -> str:
     return shlex.join(words)
 
 
+def _cell_failure(exc: Exception) -> int | None:
+    """Print an error raised in a trial on one line naming the cell and trial; its exit status, or None.
+
+    A ``PrivframeError`` is printed with its type and message (they never carry data) and gives status 2,
+    as the ``privframe`` command's other errors do; any other exception with its type only (its message
+    may quote data values) and status 1. Errors raised outside a trial return None (left to the caller).
+    """
+    notes = [note for note in getattr(exc, "__notes__", ()) if note.startswith(NOTE_PREFIX)]
+    if not notes:
+        return None
+    if isinstance(exc, PrivframeError):
+        print(f"privframe: error {notes[0]}: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 2
+    print(
+        f"privframe: error {notes[0]}: {type(exc).__name__} (message withheld: it may quote data values; "
+        "run the experiment with pf.experiments.run for the traceback)",
+        file=sys.stderr,
+    )
+    return 1
+
+
 def command(args: argparse.Namespace) -> int:
-    """Run the ``experiment`` command; returns the exit status (130 when interrupted)."""
+    """Run the ``experiment`` command; returns the exit status (130 when interrupted, 2 or 1 when a trial
+    fails with an error other than a counted failure: see :func:`_cell_failure`)."""
     options: dict[str, Any] = {
         "trials": args.trials,
         "n": _sizes(args.n),
@@ -128,6 +151,11 @@ def command(args: argparse.Namespace) -> int:
         else:
             results = [run(args.experiment, methods=methods, budgets=budgets, **options)]
             _print(results[0], args.json)
+    except Exception as exc:
+        status = _cell_failure(exc)
+        if status is None:
+            raise
+        return status
     except KeyboardInterrupt:
         print(
             f"\nprivframe: interrupted; finished cells are saved under {args.out}; "

@@ -11,6 +11,9 @@ An experiment config is a TOML/JSON file or a mapping with one ``experiment`` ta
     delta = 1e-6                     # reporting delta of the (epsilon, delta) column
     measure_memory = false           # peak traced memory per call (slower; the scale experiment)
     record_refused = false           # record a method that refuses a level's budget instead of failing
+    common_random_numbers = false    # every method of a trial shares one run seed (resamples coincide)
+    compare = "cr-gs-wor"            # optional: paired differences of every method against this label
+    extends = "seed1-mean"           # optional: start from a built-in config (see _extend)
 
     [experiment.data]                # the data-generating process
     generator = "bernoulli"
@@ -48,6 +51,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import tomllib
 from collections.abc import Mapping, Sequence
 from importlib import resources
@@ -82,6 +86,9 @@ _EXPERIMENT_KEYS = (
     "delta",
     "measure_memory",
     "record_refused",
+    "common_random_numbers",
+    "compare",
+    "extends",
     "data",
     "grid",
     "defaults",
@@ -174,6 +181,9 @@ class ExperimentSpec:
     oracle_width: Mapping[str, Any] = attrs.field(converter=frozen_mapping, factory=dict)
     source: str = ""
     record_refused: bool = False
+    common_random_numbers: bool = False
+    compare: str | None = None
+    extends: str | None = None
 
     def method(self, label: str) -> MethodSpec:
         """The method with this label."""
@@ -370,6 +380,11 @@ def _select_methods(spec: ExperimentSpec, selection: Sequence[str]) -> tuple[Met
         reference = spec.method(label).reference
         if reference is not None:
             chosen.add(reference)
+    if spec.compare is not None:
+        chosen.add(spec.compare)
+        reference = spec.method(spec.compare).reference
+        if reference is not None:
+            chosen.add(reference)
     return tuple(m for m in spec.methods if m.label in chosen)
 
 
@@ -471,26 +486,99 @@ def _method(label: str, table: Mapping[str, Any], defaults: Mapping[str, Any], c
     return MethodSpec(label, pipeline, budget, reference, truth)
 
 
+def _flag(exp: Mapping[str, Any], key: str) -> bool:
+    value = exp.get(key, False)
+    if not isinstance(value, bool):
+        raise ConfigError("expected true or false", path=f"experiment.{key}")
+    return value
+
+
+def _by_label(items: object, path: str) -> list[Mapping[str, Any]]:
+    if not isinstance(items, Sequence) or isinstance(items, str):
+        raise ConfigError("expected an array of tables", path=path)
+    out = []
+    for i, item in enumerate(items):
+        table = _table(item, f"{path}[{i}]")
+        if not isinstance(table.get("label"), str):
+            raise ConfigError("expected a non-empty string", path=f"{path}[{i}].label")
+        out.append(table)
+    return out
+
+
+def _extend(exp: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``experiment`` table of a config with ``extends = BUILTIN``, merged onto that built-in's table.
+
+    The rules (docs/experiments.md, "Extending a built-in experiment"): top-level keys of the config
+    replace the built-in's, ``data`` and ``oracle_width`` whole; ``defaults`` and ``report`` merge key by
+    key; ``grid.n`` replaces the grid; a budget level of ``grid.budgets`` replaces the built-in's level
+    with the same label, or is appended; a method table merges key by key into the built-in's method
+    with the same label (so ``mechanism = "laplace"`` alone changes only the mechanism), or is appended.
+    ``name`` is required: it names the output folder and is part of every seed.
+    """
+    parent_name = exp["extends"]
+    if not isinstance(parent_name, str) or parent_name not in _BUILTIN_ORDER:
+        raise ConfigError(f"expected a built-in experiment ({', '.join(_BUILTIN_ORDER)})", path="experiment.extends")
+    if "name" not in exp:
+        raise ConfigError("missing (a config that extends another needs its own name)", path="experiment.name")
+    parent = dict(tomllib.loads(_builtin_text(parent_name))["experiment"])
+    merged: dict[str, Any] = {**parent}
+    for key, value in exp.items():
+        if key in ("defaults", "report"):
+            merged[key] = {**_table(parent.get(key, {}), key), **_table(value, f"experiment.{key}")}
+        elif key == "grid":
+            grid = dict(_table(parent.get("grid", {}), "grid"))
+            child = _table(value, "experiment.grid")
+            if "n" in child:
+                grid["n"] = child["n"]
+            if "budgets" in child:
+                levels = {t["label"]: t for t in _by_label(grid.get("budgets", []), "experiment.grid.budgets")}
+                for table in _by_label(child["budgets"], "experiment.grid.budgets"):
+                    levels[table["label"]] = table
+                grid["budgets"] = list(levels.values())
+            for extra in child:
+                if extra not in ("n", "budgets"):
+                    grid[extra] = child[extra]  # rejected with its path by parse_experiment
+            merged["grid"] = grid
+        elif key == "methods":
+            methods = {label: dict(table) for label, table in _table(parent["methods"], "methods").items()}
+            for label, table in _table(value, "experiment.methods").items():
+                methods[label] = {**methods.get(label, {}), **_table(table, f"experiment.methods.{label}")}
+            merged["methods"] = methods
+        elif key != "extends":
+            merged[key] = value
+    merged["extends"] = parent_name
+    return merged
+
+
 def parse_experiment(config: Mapping[str, Any], source: str = "") -> ExperimentSpec:
-    """Validate a config mapping ``{"experiment": {...}}`` and build the spec (pipelines included)."""
+    """Validate a config mapping ``{"experiment": {...}}`` and build the spec (pipelines included).
+
+    A config with ``extends = BUILTIN`` is first merged onto that built-in experiment (:func:`_extend`).
+    """
     if not isinstance(config, Mapping) or set(config) != {"experiment"}:
         raise ConfigError("expected one top-level table named 'experiment'", path="experiment")
     exp = _table(config["experiment"], "experiment")
     for key in exp:
         if key not in _EXPERIMENT_KEYS:
             raise ConfigError(f"unknown key (expected one of {', '.join(_EXPERIMENT_KEYS)})", path=f"experiment.{key}")
+    if "extends" in exp:
+        exp = _extend(exp)
     for key in ("name", "trials", "data", "grid", "methods"):
         if key not in exp:
             raise ConfigError("missing", path=f"experiment.{key}")
     name = _string(exp["name"], "experiment.name")
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name) or ".." in name:
+        # The name becomes a folder under --out: no separators, no "..", nothing absolute.
+        raise ConfigError(
+            "must be a plain folder name (letters, digits, '.', '_', '-'; no '/' or '..')", path="experiment.name"
+        )
     delta = _number(exp.get("delta", 1e-6), "experiment.delta", 0.0, 1.0)
     confidence = _number(exp.get("confidence", 0.9), "experiment.confidence", 0.0, 1.0)
     measure_memory = exp.get("measure_memory", False)
     if not isinstance(measure_memory, bool):
         raise ConfigError("expected true or false", path="experiment.measure_memory")
-    record_refused = exp.get("record_refused", False)
-    if not isinstance(record_refused, bool):
-        raise ConfigError("expected true or false", path="experiment.record_refused")
+    record_refused = _flag(exp, "record_refused")
+    common = _flag(exp, "common_random_numbers")
     data = _table(exp["data"], "experiment.data")
     grid = _table(exp["grid"], "experiment.grid")
     for key in grid:
@@ -521,6 +609,9 @@ def parse_experiment(config: Mapping[str, Any], source: str = "") -> ExperimentS
     for m in methods:
         if m.reference is not None and m.reference not in labels:
             raise ConfigError(f"no method labelled '{m.reference}'", path=f"experiment.methods.{m.label}.reference")
+    compare = exp.get("compare")
+    if compare is not None and (not isinstance(compare, str) or compare not in labels):
+        raise ConfigError(f"expected a method label ({', '.join(sorted(labels))})", path="experiment.compare")
     report = _table(exp.get("report", {}), "experiment.report")
     for key in report:
         if key not in ("trials", "n", "include"):
@@ -557,6 +648,9 @@ def parse_experiment(config: Mapping[str, Any], source: str = "") -> ExperimentS
         oracle_width=oracle,
         source=source,
         record_refused=record_refused,
+        common_random_numbers=common,
+        compare=compare,
+        extends=exp.get("extends"),
     )
     spec.generator()
     return spec
@@ -604,4 +698,6 @@ def load_experiment(experiment: str | Path | Mapping[str, Any] | ExperimentSpec)
         config = json.loads(text) if path.suffix.lower() == ".json" else tomllib.loads(text)
     except (json.JSONDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"{path.name} is not valid {path.suffix[1:].upper()}: {exc}", path="experiment") from exc
+    except RecursionError:
+        raise ConfigError(f"{path.name} is nested too deeply to be an experiment", path="experiment") from None
     return parse_experiment(config, str(path))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -20,6 +21,7 @@ _HEADERS = (
     "trials",
     "coverage",
     "width",
+    "sd(width)",
     "rel.width",
     "ms/call",
     "fail",
@@ -50,12 +52,25 @@ def _approx(row: CellSummary) -> str:
     return f"({row.epsilon:.4g}, {row.delta:.3g})"
 
 
+def _diff(value: float | None, se: float | None, digits: int) -> str:
+    if value is None:
+        return "-"
+    text = f"{value:+.{digits}g}"
+    return text if se is None else f"{text} ± {se:.2g}"
+
+
 def table_cells(rows: Sequence[CellSummary]) -> tuple[list[str], list[list[str]]]:
-    """Headers and formatted cells; a peak-memory column is added when any row measured it."""
+    """Headers and formatted cells.
+
+    A peak-memory column is added when any row measured it, a ``vs oracle`` column when the experiment
+    states an oracle width, and ``Δwidth`` and ``Δcov`` (paired differences against the ``compare``
+    baseline, ± 1 SE) when any row has them.
+    """
     memory = any(r.peak_mib is not None for r in rows)
     oracle = any(r.oracle_ratio is not None for r in rows)
-    headers = list(_HEADERS[:7]) + (["vs oracle"] if oracle else []) + [_HEADERS[7]]
-    headers += (["peak MiB"] if memory else []) + list(_HEADERS[8:])
+    compared = any(r.compare is not None for r in rows)
+    headers = list(_HEADERS[:8]) + (["vs oracle"] if oracle else []) + (["Δwidth", "Δcov"] if compared else [])
+    headers += [_HEADERS[8]] + (["peak MiB"] if memory else []) + list(_HEADERS[9:])
     body = []
     for r in rows:
         line = [
@@ -65,10 +80,13 @@ def table_cells(rows: Sequence[CellSummary]) -> tuple[list[str], list[list[str]]
             str(r.trials),
             _coverage(r),
             _g(r.mean_width),
+            _g(r.width_sd, 3),
             _g(r.rel_width, 3),
         ]
         if oracle:
             line.append(_g(r.oracle_ratio, 3))
+        if compared:
+            line += [_diff(r.width_diff, r.width_diff_se, 3), _diff(r.coverage_diff, r.coverage_diff_se, 2)]
         line.append(_ms(r.median_ms))
         if memory:
             line.append(_ms(r.peak_mib))
@@ -101,14 +119,22 @@ def markdown_table(rows: Sequence[CellSummary]) -> str:
     return "\n".join(lines)
 
 
+def _csv_value(value: object) -> object:
+    if value is None:
+        return ""
+    if isinstance(value, dict):
+        return json.dumps(value, sort_keys=True, allow_nan=False, default=str) if value else ""
+    return value
+
+
 def csv_text(rows: Sequence[CellSummary]) -> str:
-    """Every field of every row as CSV (empty for undefined values)."""
+    """Every field of every row as CSV (empty for undefined values; ``pipeline`` and ``parameters`` as JSON)."""
     buffer = io.StringIO()
     fields = [a.name for a in attrs.fields(CellSummary)]
     writer = csv.DictWriter(buffer, fieldnames=fields, lineterminator="\n")
     writer.writeheader()
     for row in rows:
-        writer.writerow({k: "" if v is None else v for k, v in row.to_dict().items()})
+        writer.writerow({k: _csv_value(v) for k, v in row.to_dict().items()})
     return buffer.getvalue()
 
 

@@ -16,7 +16,7 @@ from privframe.errors import ConfigError
 from privframe.experiments.cells import NON_PRIVATE, CellTask, expand
 from privframe.experiments.config import ExperimentSpec, load_experiment
 from privframe.experiments.executors import Executor, make_executor
-from privframe.experiments.metrics import CellSummary, summarise
+from privframe.experiments.metrics import CellSummary, describe_pipeline, summarise
 from privframe.experiments.output import format_table, write_csv
 from privframe.experiments.plots import plot_experiment
 from privframe.experiments.progress import Progress
@@ -85,6 +85,11 @@ class ExperimentResult:
     def table(self) -> str:
         """The plain-text table printed by the CLI, then one line per refused method and level."""
         lines = [format_table(self.rows)]
+        if self.spec.compare is not None:
+            lines.append(
+                f"Δwidth, Δcov: paired differences method - {self.spec.compare} over the trials in which "
+                "both released, ± 1 SE"
+            )
         lines += [f"refused: {r.method} at {r.budget} ({r.reason})" for r in self.refused]
         return "\n".join(lines)
 
@@ -125,15 +130,29 @@ def equivalent_command(
 
 def _rows(spec: ExperimentSpec, tasks: list[CellTask], outcomes: Mapping[str, CellOutcome]) -> list[CellSummary]:
     by_cell = {(t.cell.method, t.cell.budget, t.cell.n): t for t in tasks}
+
+    def partner(label: str | None, task: CellTask) -> CellOutcome | None:
+        """The outcome of ``label``'s cell at this n: at this budget level, or its non-private cell."""
+        if label is None:
+            return None
+        budget = task.cell.budget if spec.method(label).budget is not None else NON_PRIVATE
+        other = by_cell.get((label, budget, task.cell.n))
+        return outcomes.get(other.cell.key) if other is not None else None
+
     rows = []
     for task in tasks:
-        reference = spec.method(task.cell.method).reference
-        ref_outcome = None
-        if reference is not None:
-            ref_budget = task.cell.budget if spec.method(reference).budget is not None else NON_PRIVATE
-            ref_task = by_cell.get((reference, ref_budget, task.cell.n))
-            ref_outcome = outcomes.get(ref_task.cell.key) if ref_task is not None else None
-        rows.append(summarise(task, outcomes[task.cell.key], ref_outcome, spec.oracle(task.cell.n)))
+        ref_outcome = partner(spec.method(task.cell.method).reference, task)
+        baseline = partner(spec.compare, task) if task.cell.method != spec.compare else None
+        rows.append(
+            summarise(
+                task,
+                outcomes[task.cell.key],
+                ref_outcome,
+                spec.oracle(task.cell.n),
+                baseline=baseline,
+                pipeline=describe_pipeline(task),
+            )
+        )
     return rows
 
 
@@ -254,6 +273,9 @@ def run(
         "spec_trials": base.trials,
         "spec_n": list(base.n),
         "nominal": _nominal(spec),
+        "extends": spec.extends,
+        "common_random_numbers": spec.common_random_numbers,
+        "compare": spec.compare,
         "executor": runner.name,
         "cells": len(tasks),
         "resumed_cells": resumed,

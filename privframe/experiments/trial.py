@@ -2,7 +2,8 @@
 
 :func:`run_cell` is the unit of work every executor runs (in this process, a worker process, or a Dask
 worker). Sampler rejections and PTR failures are documented outcomes of private methods, so they are
-counted per trial, not raised; every other error stops the run.
+counted per trial, not raised; every other error stops the run, with a note naming the experiment,
+the cell (method, budget level, n) and the trial - never a data value.
 """
 
 from __future__ import annotations
@@ -18,13 +19,13 @@ import numpy as np
 
 from privframe.budgets import GDP, ApproxDP, Budget, PureDP
 from privframe.errors import PrivframeError, PTRFailed, SamplerRejected
-from privframe.experiments.cells import Cell, CellTask, data_seed, method_seed
+from privframe.experiments.cells import Cell, CellTask, common_seed, data_seed, method_seed
 from privframe.experiments.config import materialise
 from privframe.experiments.generators import make_generator
 from privframe.pipeline import Pipeline
 from privframe.results import IntervalResult, RegionResult
 
-__all__ = ["CellOutcome", "Guarantee", "TrialRecord", "guarantee_of", "run_cell"]
+__all__ = ["NOTE_PREFIX", "CellOutcome", "Guarantee", "TrialRecord", "failure_note", "guarantee_of", "run_cell"]
 
 _FAILURES: tuple[type[PrivframeError], ...] = (SamplerRejected, PTRFailed)
 
@@ -163,6 +164,19 @@ def _run_one(pipe: Pipeline, data: Any, seed: Any, measure_memory: bool) -> tupl
     return result, ms, peak
 
 
+NOTE_PREFIX = "in experiment "
+"""How the note that :func:`run_cell` adds to an error begins (the CLI prints these notes)."""
+
+
+def failure_note(task: CellTask, trial: int) -> str:
+    """Where an error happened: the experiment, the cell (method, budget level, n) and the trial."""
+    cell = task.cell
+    return (
+        f"{NOTE_PREFIX}'{task.experiment}', cell {cell.key} "
+        f"(method '{cell.method}', budget level '{cell.budget}', n = {cell.n}), trial {trial}"
+    )
+
+
 def run_cell(task: CellTask) -> CellOutcome:
     """Run every trial of one cell (the function executors distribute)."""
     started = time.perf_counter()
@@ -175,16 +189,19 @@ def run_cell(task: CellTask) -> CellOutcome:
     guarantee: Guarantee | None = None
     parameters: dict[str, Any] = {}
     for trial in range(task.trials):
-        data_rng = np.random.default_rng(data_seed(task.seed, task.experiment, task.cell.n, trial))
-        data = generator.sample(task.cell.n, data_rng)
-        seed = method_seed(task.seed, task.experiment, task.cell.key, trial)
+        if task.common_random_numbers:
+            seed = common_seed(task.seed, task.experiment, task.cell.n, trial)
+        else:
+            seed = method_seed(task.seed, task.experiment, task.cell.key, trial)
         try:
+            data_rng = np.random.default_rng(data_seed(task.seed, task.experiment, task.cell.n, trial))
+            data = generator.sample(task.cell.n, data_rng)
             result, ms, peak = _run_one(pipe, data, seed, task.measure_memory)
         except _FAILURES as exc:
             records.append(TrialRecord(trial, type(exc).__name__, None, None, 0.0))
             continue
-        except PrivframeError as exc:
-            exc.add_note(f"in experiment '{task.experiment}', cell {task.cell.key}, trial {trial}")
+        except Exception as exc:
+            exc.add_note(failure_note(task, trial))
             raise
         assert isinstance(result, (IntervalResult, RegionResult))
         covered = result.contains(task.truth)

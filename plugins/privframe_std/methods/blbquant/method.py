@@ -30,7 +30,13 @@ from privframe.errors import BudgetError, ConfigError, DataError
 from privframe_std.methods.blbquant.roots import block_roots, weighted_estimator
 from privframe_std.methods.blbquant.search import ExactLaplace, above_threshold, block_histograms, nested_coverages
 
-__all__ = ["BLBQuant", "blb_blocks", "blb_replicates", "default_bin_width"]
+__all__ = ["MAX_BINS", "MAX_ROOT_BYTES", "BLBQuant", "blb_blocks", "blb_replicates", "default_bin_width"]
+
+MAX_BINS = 1 << 24
+"""The most histogram bins a root grid may have (each block keeps one histogram)."""
+
+MAX_ROOT_BYTES = 1 << 31
+"""The most memory the ``(s, R)`` replicate roots may take."""
 
 SHARED_WEIGHTS_CELLS = 2**25
 """With ``weights="auto"``, blocks share one weight matrix once ``R * n`` exceeds this (~3.4e7) cells."""
@@ -198,6 +204,19 @@ class BLBQuant:
             target_bins = (high - low) / bounds.width * (10.0 * math.sqrt(n))
         if not math.isfinite(target_bins):
             raise ConfigError("the root grid is wider than the largest double; give a narrower grid", path="grid")
+        if target_bins > MAX_BINS:
+            name = "bin_width" if self.bin_width is not None else "grid"
+            raise ConfigError(
+                f"the root grid would need {target_bins:.3g} bins, more than {MAX_BINS}; choose a wider bin_width "
+                "or a narrower grid",
+                path=name,
+            )
+        if R * s * 8 > MAX_ROOT_BYTES:
+            raise ConfigError(
+                f"R = {R} replicates on {s} blocks need {R * s * 8} bytes of roots, more than {MAX_ROOT_BYTES}; "
+                "lower R",
+                path="R",
+            )
         bins = 1 << (math.ceil(math.log2(target_bins)) if target_bins > 2 else 1)  # a power of two, at least 2
         width = (high - low) / bins
         shared = self.weights == "shared" or (self.weights == "auto" and R * n > SHARED_WEIGHTS_CELLS)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, ClassVar
@@ -21,7 +20,9 @@ __all__ = ["CRGS"]
 class CRGS:
     """One-shot private confidence region from global sensitivity (mu-GDP; the cost does not grow with B).
 
-    Releases two numbers, each at ``mu / sqrt(2)``-GDP through the mechanism (Gaussian by default):
+    Releases two numbers, each at half the budget in the accountant's unit (``mu / sqrt(2)``-GDP with the
+    default Gaussian mechanism and ``gdp`` accountant; ``epsilon / 2`` with ``laplace`` and ``approx-dp``, the
+    defaults for a ``PureDP`` budget, or with any pure-DP mechanism and ``accountant="approx-dp"``):
     the centre ``theta_hat + nu_n Z_2`` with ``nu_n = sqrt(2) Delta_n / mu`` and a root quantile ``Q`` plus
     noise of scale ``sigma_m = sqrt(2) tau_m (kappa Delta_m + Delta_n) / mu``. The region is the ball of
     radius ``Q_tilde / tau_n`` about the centre. An ``ApproxDP`` budget is honoured through the largest
@@ -60,17 +61,17 @@ class CRGS:
     order_statistic: str = attrs.field(default="inverted_cdf", validator=pf.validators.choice(*ORDER_STATISTIC_RULES))
 
     def defaults(self, budget: pf.Budget | None, confidence: float) -> Mapping[str, object]:
-        """WOR resamples (m = n / ln n, B = 1000), Gaussian noise, the GDP accountant.
-
-        A budget cr-gs cannot honour (pure eps-DP) is refused here, when the pipeline is built.
-        """
-        if budget is not None:
-            pf.as_gdp(budget)
+        """WOR resamples (m = n / ln n, B = 1000); Gaussian noise and the GDP accountant, or, for a pure
+        ``PureDP`` budget, Laplace noise and the ``approx-dp`` accountant (an even split of epsilon)."""
+        if isinstance(budget, pf.PureDP):
+            return {"sampler": "wor", "mechanism": "laplace", "accountant": "approx-dp", **DEFAULT_SIZES}
         return {"sampler": "wor", "mechanism": "gaussian", "accountant": "gdp", **DEFAULT_SIZES}
 
     def run(self, ctx: pf.RunContext) -> pf.RegionResult:
         """Compute the region and its ledger."""
-        gdp = pf.as_gdp(ctx.budget)
+        # Two equal releases whose composition fits the budget, in the accountant's unit: mu / sqrt 2 under
+        # GDP, epsilon / 2 under pure or (epsilon, delta) accounting. The mechanism calibrates to its share.
+        half = ctx.accountant.per_call(ctx.budget, 2)
         noise_law = described_noise(ctx.mechanism, self.name) if self.radius == "noise-aware" else None
         sample_rng, center_rng, radius_rng, simulation_rng = ctx.generators(4)
         roots = compute_roots(ctx, sample_rng, self.order_statistic)
@@ -78,7 +79,6 @@ class CRGS:
         factor = fpc_factor(self.fpc, ctx, roots)
         scale = factor * roots.tau_m
         radius_sensitivity = scale * (roots.kappa * delta_m + delta_n)
-        half = pf.GDP(gdp.mu / math.sqrt(2))
         center, center_event = ctx.release(roots.theta_hat, delta_n, half, label="center", rng=center_rng)
         nu_n = center_event.noise_scale or 0.0
         diagnostics: dict[str, object] = {"radius": self.radius}
@@ -103,7 +103,8 @@ class CRGS:
                 "m": roots.m,
                 "B": roots.B,
                 "kappa": roots.kappa,
-                "mu": gdp.mu,
+                "mu": pf.as_gdp(ctx.budget).mu if not isinstance(ctx.budget, pf.PureDP) else None,
+                "per_release": str(half),
                 "fpc": self.fpc,
                 "radius": self.radius,
             },

@@ -26,6 +26,9 @@ def privboot_resamples(mu: float, confidence: float) -> int:
     return max(math.ceil(round(2000.0 * mu * mu, 9)), math.ceil(round(2.0 / alpha, 9)))
 
 
+MAX_GMODEL_BYTES = 1 << 31
+"""The most memory the g-model's likelihood matrix may take."""
+
 BOOTSTRAP_INCONSISTENT = frozenset({"ks"})
 """Statistics whose n-out-of-n bootstrap does not converge to their sampling law: refused, not run."""
 
@@ -118,6 +121,12 @@ class PrivBoot:
                 "privboot needs n-out-of-n resamples drawn with replacement ('bootstrap')", path="sampler"
             )
         B = resamples.B
+        if self.ci == "deconvolution" and B * self.grid_size * 8 > MAX_GMODEL_BYTES:
+            raise ConfigError(
+                f"the g-model's B x grid_size likelihood ({B} x {self.grid_size}) needs more than "
+                f"{MAX_GMODEL_BYTES} bytes; lower grid_size",
+                path="grid_size",
+            )
         theta_hat = ctx.evaluate()
         if theta_hat.shape[0] != 1:
             raise ConfigError(
