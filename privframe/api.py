@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy.typing as npt
@@ -12,6 +12,7 @@ from privframe.budgets import Budget
 from privframe.errors import ConfigError
 from privframe.pipeline import Part, Pipeline
 from privframe.results import IntervalResult, RegionResult
+from privframe.tables import select_columns
 
 __all__ = ["confidence_interval", "confidence_region"]
 
@@ -30,14 +31,16 @@ def confidence_interval(
     mechanism: PartSpec = None,
     accountant: PartSpec = None,
     rng: RngLike = None,
+    columns: Sequence[str] | None = None,
     **options: Any,
 ) -> IntervalResult:
     """A (private) confidence interval for a scalar statistic.
 
     Parameters
     ----------
-    x : array_like
-        The data, shape ``(n,)`` (or ``(n, d)`` for statistics of multivariate records).
+    x : array_like, pandas DataFrame or numpy structured array
+        The data, shape ``(n,)`` (or ``(n, d)`` for statistics of multivariate records); from a table, the
+        columns ``columns`` in order (all of them by default).
     statistic : str
         A registered statistic (``"mean"``, ...).
     method : str
@@ -57,6 +60,8 @@ def confidence_interval(
     rng : None, int, SeedSequence or Generator
         ``None`` (fresh OS entropy) for a real release; a seed makes runs reproducible and voids
         privacy for anyone who knows it.
+    columns : list of str, optional
+        The columns of a table ``x`` to use, in order (:func:`privframe.tables.select_columns`).
     **options
         Options for the parts (``m``, ``B``, ``rho``, ``on_reject``, method options...). Each goes to every
         part that declares it; an option no part declares raises ``ConfigError``. ``memory_budget`` (bytes)
@@ -85,7 +90,7 @@ def confidence_interval(
         accountant=accountant,
         **options,
     )
-    return as_interval(pipe, pipe.run(x, rng=rng))
+    return as_interval(pipe, pipe.run(select_columns(x, columns), rng=rng))
 
 
 def as_interval(pipe: Pipeline, result: IntervalResult | RegionResult) -> IntervalResult:
@@ -110,6 +115,7 @@ def confidence_region(
     mechanism: PartSpec = None,
     accountant: PartSpec = None,
     rng: RngLike = None,
+    columns: Sequence[str] | None = None,
     **options: Any,
 ) -> RegionResult:
     """A (private) confidence region - a Euclidean ball - for a vector statistic.
@@ -132,5 +138,5 @@ def confidence_region(
         accountant=accountant,
         **options,
     )
-    result = pipe.run_raw(x, rng=rng)
+    result = pipe.run_raw(select_columns(x, columns), rng=rng)
     return result.to_region() if isinstance(result, IntervalResult) else result

@@ -59,6 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--data", help="data file (.csv with a header row, or .npy)")
     p.add_argument("--demo", action="store_true", help="run on the built-in demo dataset instead of --data")
     p.add_argument("--column", help="CSV column to use (required when the CSV has several columns)")
+    p.add_argument("--columns", help="several CSV columns, comma-separated, in order (records of dimension d)")
     p.add_argument("--seed", type=int, help="seed for a reproducible run (voids privacy for anyone who knows it)")
     p.add_argument(
         "--session",
@@ -227,13 +228,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
             raise PrivframeError(
                 "give the data to run on (a .csv or .npy file), or --demo for the demo data", path="data"
             )
-        if args.column is not None:
-            raise PrivframeError("only meaningful with --data", path="column")
+        if args.column is not None or args.columns is not None:
+            raise PrivframeError("only meaningful with --data", path="column" if args.column else "columns")
         data = demo_data()
     else:
         if args.demo:
             raise PrivframeError("give either --data or --demo, not both", path="demo")
-        data = load_data(args.data, args.column)
+        columns = None if args.columns is None else [name.strip() for name in args.columns.split(",")]
+        data = load_data(args.data, args.column, columns)
     session = _open_session(args)
     result = pipe.run(data, rng=args.seed) if session is None else session.run(pipe, data, rng=args.seed)
     if args.json:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -56,12 +57,15 @@ def as_data(x: npt.ArrayLike, name: str = "x") -> Array:
     return arr
 
 
-def load_data(path: str | Path, column: str | None = None) -> Array:
-    """Load a ``.npy`` array or one column of a CSV file with a header row.
+def load_data(path: str | Path, column: str | None = None, columns: Sequence[str] | None = None) -> Array:
+    """Load a ``.npy`` array, or one column (``column``) or several (``columns``, in order) of a CSV file
+    with a header row.
 
-    ``column`` is required for a CSV file with more than one column. Non-numeric cells raise
+    A CSV file with more than one column needs ``column`` or ``columns``. Non-numeric cells raise
     ``DataError`` naming the column and row number, never the cell's content.
     """
+    if column is not None and columns is not None:
+        raise DataError("give either column or columns, not both", path="columns")
     file = Path(path)
     if file.is_dir():
         raise DataError(f"{file.name} is a directory; give a .csv or .npy file", path="data")
@@ -72,8 +76,8 @@ def load_data(path: str | Path, column: str | None = None) -> Array:
             arr = np.load(file, allow_pickle=False)
         except (OSError, ValueError) as exc:
             raise DataError(f"{file.name} is not a readable .npy array", path="data") from exc
-        if column is not None:
-            raise DataError("only meaningful for CSV data", path="column")
+        if column is not None or columns is not None:
+            raise DataError("only meaningful for CSV data", path="column" if column is not None else "columns")
         return as_data(arr, "data")
     if file.suffix.lower() != ".csv":
         raise DataError("expected a .csv or .npy file", path="data")
@@ -83,32 +87,41 @@ def load_data(path: str | Path, column: str | None = None) -> Array:
         if header is None:
             raise DataError(f"{file.name} is empty", path="data")
         header = [h.strip() for h in header]
-        if column is None:
+        wanted = [column] if column is not None else list(columns) if columns is not None else None
+        if wanted is None:
             if len(header) != 1:
                 raise DataError(f"{file.name} has {len(header)} columns; choose one with --column", path="column")
-            position = 0
-        elif column in header:
-            position = header.index(column)
-        else:
-            raise DataError(f"no column named '{column}' in {file.name}; {_header_hint(header)}", path="column")
-        values: list[float] = []
+            wanted = header
+        missing = [name for name in wanted if name not in header]
+        if missing:
+            raise DataError(
+                f"no column named '{missing[0]}' in {file.name}; {_header_hint(header)}",
+                path="column" if column is not None else "columns",
+            )
+        positions = [header.index(name) for name in wanted]
+        rows: list[list[float]] = []
         blank: int | None = None  # first blank line: tolerated only at the end of the file
         for row_number, row in enumerate(reader, start=2):
             if not row:
                 blank = blank or row_number
                 continue
             if blank is not None:  # a blank line inside the data is a missing value; dropping it would change n
-                raise DataError(f"missing cell in column '{header[position]}' at line {blank}", path="data")
-            try:
-                cell = row[position]
-                if "_" in cell:  # float() reads "1_000" as 1000; a CSV number has no digit separators
-                    raise ValueError
-                values.append(float(cell))
-            except (ValueError, IndexError):
-                raise DataError(
-                    f"non-numeric or missing cell in column '{header[position]}' at line {row_number}", path="data"
-                ) from None
-    return as_data(np.asarray(values, dtype=np.float64), "data")
+                raise DataError(f"missing cell in column '{header[positions[0]]}' at line {blank}", path="data")
+            values: list[float] = []
+            for position in positions:
+                try:
+                    cell = row[position]
+                    if "_" in cell:  # float() reads "1_000" as 1000; a CSV number has no digit separators
+                        raise ValueError
+                    values.append(float(cell))
+                except (ValueError, IndexError):
+                    raise DataError(
+                        f"non-numeric or missing cell in column '{header[position]}' at line {row_number}",
+                        path="data",
+                    ) from None
+            rows.append(values)
+    table = np.asarray(rows, dtype=np.float64).reshape(len(rows), len(positions))
+    return as_data(table[:, 0] if len(positions) == 1 else table, "data")
 
 
 def _header_hint(header: list[str]) -> str:

@@ -41,6 +41,7 @@ from privframe.errors import BudgetError, ConfigError, PrivframeError, PTRFailed
 from privframe.ledger import Ledger, PrivacyEvent
 from privframe.pipeline import Part, Pipeline
 from privframe.results import IntervalResult, RegionResult
+from privframe.tables import select_columns
 
 try:
     import fcntl
@@ -282,6 +283,7 @@ class Session:
         mechanism: PartSpec = None,
         accountant: PartSpec = None,
         rng: RngLike = None,
+        columns: Sequence[str] | None = None,
         **options: Any,
     ) -> IntervalResult:
         """:func:`privframe.confidence_interval`, charged to the session first (same parameters)."""
@@ -299,7 +301,7 @@ class Session:
             accountant=accountant,
             **options,
         )
-        return as_interval(pipe, self._run(pipe, x, rng, raw=False))
+        return as_interval(pipe, self._run(pipe, select_columns(x, columns), rng, raw=False))
 
     def confidence_region(
         self,
@@ -314,6 +316,7 @@ class Session:
         mechanism: PartSpec = None,
         accountant: PartSpec = None,
         rng: RngLike = None,
+        columns: Sequence[str] | None = None,
         **options: Any,
     ) -> RegionResult:
         """:func:`privframe.confidence_region`, charged to the session first (same parameters)."""
@@ -329,7 +332,7 @@ class Session:
             accountant=accountant,
             **options,
         )
-        result = self._run(pipe, x, rng, raw=True)
+        result = self._run(pipe, select_columns(x, columns), rng, raw=True)
         return result.to_region() if isinstance(result, IntervalResult) else result
 
     def run(self, pipeline: Pipeline, x: npt.ArrayLike, rng: RngLike = None) -> IntervalResult | RegionResult:

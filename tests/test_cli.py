@@ -12,6 +12,7 @@ import pytest
 
 from privframe import accounting
 from privframe.cli import DEMO_TRUTH, demo_data, main
+from privframe.data import load_data
 
 CONFIG = """
 [pipeline]
@@ -230,3 +231,22 @@ def test_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
     done = subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=120, check=False)
     assert "Traceback" not in done.stderr
     assert "BrokenPipe" not in done.stderr
+
+
+def test_run_reads_several_csv_columns_in_order(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = tmp_path / "xy.csv"
+    rows = "".join(f"{0.1 * (i % 7)},{0.05 * (i % 11)},{i}\n" for i in range(300))
+    data.write_text("a,b,id\n" + rows, encoding="utf-8")
+    loaded = load_data(data, columns=["b", "a"])
+    assert loaded.shape == (300, 2)
+    assert loaded[3].tolist() == [0.05 * 3, 0.1 * 3]
+    config = tmp_path / "ball.toml"
+    config.write_text(
+        '[pipeline]\nmethod = "cr-gs"\nstatistic = "mean"\nbounds = { radius = 1.5 }\n'
+        'budget = { unit = "gdp", mu = 1.0 }\n',
+        encoding="utf-8",
+    )
+    assert main(["run", str(config), "--data", str(data), "--columns", "a,b", "--seed", "1", "--json"]) == 0
+    assert len(json.loads(capsys.readouterr().out)["center"]) == 2
+    assert main(["run", str(config), "--data", str(data), "--columns", "a,zz"]) == 2
+    assert "columns: no column named 'zz'" in capsys.readouterr().err

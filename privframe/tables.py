@@ -1,0 +1,99 @@
+"""Tables at the front door: columns of a pandas DataFrame or a numpy structured array as plain data.
+
+pandas stays optional: a DataFrame is recognised by its interface (``columns``, ``dtypes``, ``to_numpy``),
+never imported. Column names are schema, not data, so errors may list them; they never quote a value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from privframe.errors import ConfigError, DataError
+from privframe.types import Array
+
+__all__ = ["select_columns"]
+
+
+def _names(columns: object) -> list[str]:
+    if isinstance(columns, str) or not isinstance(columns, Sequence) or not columns:
+        raise ConfigError("expected a non-empty list of column names", path="columns")
+    names = list(columns)
+    if not all(isinstance(name, str) and name for name in names):
+        raise ConfigError("column names must be non-empty strings", path="columns")
+    if len(set(names)) != len(names):
+        raise ConfigError("names a column twice", path="columns")
+    return names
+
+
+def _listing(available: Sequence[str]) -> str:
+    shown = ", ".join(repr(str(name)) for name in list(available)[:20])
+    return shown + (", ..." if len(available) > 20 else "")
+
+
+def _is_frame(x: object) -> bool:
+    return all(hasattr(x, attribute) for attribute in ("columns", "dtypes", "to_numpy", "iloc"))
+
+
+def _numeric_kind(kind: str) -> bool:
+    return kind in "biuf"
+
+
+def select_columns(x: Any, columns: Sequence[str] | None) -> Any:
+    """The chosen columns of a table, in order, as a float array (one column gives shape ``(n,)``).
+
+    ``x`` may be a pandas DataFrame or Series, or a numpy structured array; ``columns=None`` takes every
+    column (a Series or a one-column table gives ``(n,)``). Anything else passes through unchanged when
+    ``columns`` is None (plain arrays are validated later), and is a ``ConfigError`` otherwise.
+    Non-numeric or boolean columns are a ``DataError`` naming the column; missing values stay NaN and are
+    refused by the data check (they are never dropped: n is public).
+    """
+    names = None if columns is None else _names(columns)
+    if _is_frame(x):
+        available = [str(name) for name in x.columns]
+        if len(set(available)) != len(available):
+            raise DataError("the table has duplicate column names", path="x")
+        chosen = available if names is None else names
+        missing = [name for name in chosen if name not in available]
+        if missing:
+            raise ConfigError(
+                f"no column {missing[0]!r} in the table; it has {len(available)}: {_listing(available)}",
+                path="columns",
+            )
+        positions = [available.index(name) for name in chosen]
+        for name, position in zip(chosen, positions, strict=True):
+            kind = str(getattr(x.dtypes.iloc[position], "kind", "O"))  # pandas extension dtypes have a kind too
+            if not _numeric_kind(kind) or kind == "b":
+                raise DataError(f"column {name!r} is not numeric", path="x")
+        values: Array = x.iloc[:, positions].to_numpy(dtype=np.float64, na_value=np.nan)
+        return values[:, 0] if values.shape[1] == 1 else values
+    if hasattr(x, "to_numpy") and hasattr(x, "dtype") and getattr(x, "ndim", None) == 1:  # a pandas Series
+        if names is not None:
+            raise ConfigError("a Series is one column; columns= selects columns of a table", path="columns")
+        kind = str(getattr(x.dtype, "kind", "O"))
+        if not _numeric_kind(kind) or kind == "b":
+            raise DataError("the Series is not numeric", path="x")
+        series: Array = x.to_numpy(dtype=np.float64, na_value=np.nan)
+        return series
+    if isinstance(x, np.ndarray) and x.dtype.names is not None:
+        available = list(x.dtype.names)
+        chosen = available if names is None else names
+        missing = [name for name in chosen if name not in available]
+        if missing:
+            raise ConfigError(
+                f"no field {missing[0]!r} in the structured array; it has {len(available)}: {_listing(available)}",
+                path="columns",
+            )
+        for name in chosen:
+            kind = x.dtype.fields[name][0].kind
+            if not _numeric_kind(kind) or kind == "b":
+                raise DataError(f"field {name!r} is not numeric", path="x")
+        stacked = np.column_stack([np.asarray(x[name], dtype=np.float64) for name in chosen])
+        return stacked[:, 0] if stacked.shape[1] == 1 else stacked
+    if names is not None:
+        raise ConfigError(
+            "columns= selects columns of a table (a pandas DataFrame or a numpy structured array)", path="columns"
+        )
+    return x
