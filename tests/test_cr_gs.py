@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import pytest
@@ -210,3 +211,33 @@ def test_subsampling_applies_the_same_fpc() -> None:
     off = pf.confidence_interval(x, "mean", method="subsampling", budget=None, bounds=(0, 1), rng=4, fpc=False)
     m = on.parameters["m"]
     assert on.width == pytest.approx(off.width / math.sqrt(1 - m / 3000), rel=1e-12)
+
+
+def test_a_statistic_whose_limit_is_not_centred_is_refused_by_name_of_what_works() -> None:
+    """KS: a ball about the estimate covered 0.81 +- 0.04 at nominal 0.90 (n = 2000, mu = 2); refused before
+    any data are read unless check_consistency=False (the paper's baseline)."""
+    from scipy import stats
+
+    x = np.random.default_rng(0).normal(size=500)
+    options: dict[str, Any] = {"reference": stats.norm(), "budget": pf.GDP(1.0), "rng": 1}
+    with pytest.raises(pf.ConfigError, match=r"^method: cr-gs .*'ks'.*privsub.*dette-graw"):
+        pf.confidence_interval(x, "ks", method="cr-gs", **options)
+    res = pf.confidence_interval(x, "ks", method={"name": "cr-gs", "check_consistency": False}, **options)
+    assert 0 <= res.low <= res.high <= 1
+
+
+def test_an_interval_that_misses_the_parameter_space_becomes_the_whole_range() -> None:
+    """The median's global sensitivity is the whole range, so at mu = 0.25 the centre often lands far outside
+    [0, 1]; an interval entirely outside is reported as the range (uninformative), never as a point."""
+    x = np.random.default_rng(5).uniform(size=300)
+    disjoint = 0
+    for seed in range(40):
+        res = pf.confidence_interval(x, "median", method="cr-gs", budget=pf.GDP(0.25), bounds=(0, 1), rng=seed)
+        assert res.width > 0
+        assert 0 <= res.low < res.high <= 1
+        if res.diagnostics.get("disjoint_from_range"):
+            disjoint += 1
+            assert (res.low, res.high) == (0.0, 1.0)
+            unclipped_low, unclipped_high, _ = res.diagnostics["unclipped"]
+            assert unclipped_high < 0 or unclipped_low > 1
+    assert disjoint > 0
