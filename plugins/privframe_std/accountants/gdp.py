@@ -9,7 +9,7 @@ from typing import ClassVar
 import attrs
 
 import privframe as pf
-from privframe.accounting import gdp_compose, pure_dp_gdp_mu
+from privframe.accounting import gdp_compose, gdp_epsilon, pure_dp_gdp_mu
 from privframe.errors import BudgetError
 
 __all__ = ["GDPAccountant"]
@@ -59,7 +59,8 @@ class GDPAccountant:
         if isinstance(limit, pf.ApproxDP):
             if limit.delta <= total.delta:
                 return False
-            return total.to_approx_dp(limit.delta).epsilon <= limit.epsilon * (1 + _REL_TOL)
+            # gdp_epsilon may be 0 (a tiny mu implies (0, delta)-DP), which no ApproxDP value can hold
+            return gdp_epsilon(limit.delta - total.delta, total.mu) <= limit.epsilon * (1 + _REL_TOL)
         return False
 
     def per_call(self, total: pf.Budget, count: int) -> pf.GDP:

@@ -122,9 +122,16 @@ class PrivBoot:
             )
         B = resamples.B
         if self.ci == "deconvolution" and B * self.grid_size * 8 > MAX_GMODEL_BYTES:
+            default_b = privboot_resamples(mu, ctx.confidence)
+            cause = (
+                f"B = {B} bootstrap releases (the default B = max(2000 mu^2, 2 / alpha) at mu = {mu:g})"
+                if default_b == B
+                else f"B = {B} bootstrap releases"
+            )
             raise ConfigError(
-                f"the g-model's B x grid_size likelihood ({B} x {self.grid_size}) needs more than "
-                f"{MAX_GMODEL_BYTES} bytes; lower grid_size",
+                f"the g-model's likelihood of {cause} on grid_size = {self.grid_size} points needs more than "
+                f"{MAX_GMODEL_BYTES} bytes; lower B or grid_size, or use ci='standard' (a large mu makes "
+                "privboot's default B grow as mu^2)",
                 path="grid_size",
             )
         theta_hat = ctx.evaluate()
