@@ -3,7 +3,9 @@
 The *method map* is data: for each statistic, sample size n and budget of the experiment ``method-map``
 it lists every method with its measured coverage (with its Monte Carlo SE) and mean width, or the
 reason it refused the budget. A method is a *candidate* in a cell when its coverage is at least
-``nominal - 2 SE`` (a trial that released nothing counts as a miss); candidates are ranked by their mean
+``nominal - SE`` with SE the Monte Carlo SE at the nominal level (stricter than 2 SE: a method that truly
+covers 85% passed a 2-SE rule at 100 trials half the time; a trial that released nothing counts as a
+miss); candidates are ranked by their mean
 width relative to the non-private reference on the same data. The map ships as package data
 (``privframe/maps/method-map.json``) and is regenerated with ``privframe experiment method-map --write-map
 FILE`` (``docs/experiments.md``).
@@ -59,8 +61,9 @@ MAP_FORMAT = "privframe-method-map/1"
 """The ``format`` field of a method-map file."""
 
 CANDIDATE_RULE = (
-    "a method is a candidate in a cell when its coverage >= nominal - 2 SE, SE = sqrt(c (1 - c) / trials) "
-    "(a trial that released nothing counts as a miss); candidates are ranked by mean width relative to the "
+    "a method is a candidate in a cell when its coverage >= nominal - SE, SE = sqrt(nominal (1 - nominal) / "
+    "trials), the Monte Carlo SE of a method that covers exactly at the nominal level (a trial that released "
+    "nothing counts as a miss); candidates are ranked by mean width relative to the "
     "non-private reference on the same data (by mean width when there is no reference)"
 )
 SELECTION_RULE = (
@@ -507,7 +510,7 @@ def excluded_reason(entry: MapEntry, nominal: float) -> str:
         return f"refused when built: {entry.refused}"
     if entry.coverage is None or entry.coverage_se is None:
         return "no trial released an interval"
-    return f"coverage {entry.coverage:.3f} ± {entry.coverage_se:.3f} is below {nominal:g} - 2 SE"
+    return f"coverage {entry.coverage:.3f} ± {entry.coverage_se:.3f} is below {nominal:g} - 1 SE (at nominal)"
 
 
 def diagnostics(

@@ -49,8 +49,9 @@ def _method_table(method: MethodSpec) -> tuple[dict[str, Any], dict[str, Any]]:
     return table, {k: dict(v) if isinstance(v, Mapping) else v for k, v in parts.items()}
 
 
-def _candidate(coverage: float | None, se: float | None, nominal: float) -> bool:
-    return coverage is not None and se is not None and coverage >= nominal - 2.0 * se
+def _candidate(coverage: float | None, trials: int, nominal: float) -> bool:
+    """:data:`privframe.auto.CANDIDATE_RULE`: at most one Monte Carlo SE (at the nominal level) below nominal."""
+    return coverage is not None and trials > 0 and coverage >= nominal - math.sqrt(nominal * (1 - nominal) / trials)
 
 
 def _rank(entry: MapEntry, by_rel: bool) -> tuple[float, float, str]:
@@ -140,7 +141,7 @@ def build_method_map(result: ExperimentResult, *, command: str | None = None) ->
                         mean_width=row.mean_width,
                         width_se=width_se,
                         rel_width=row.rel_width,
-                        candidate=_candidate(coverage, se, nominal),
+                        candidate=_candidate(coverage, len(records), nominal),
                     )
                 )
     cells = []
