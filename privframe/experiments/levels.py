@@ -23,7 +23,7 @@ import attrs
 
 from privframe import accounting
 from privframe._frozen import frozen_mapping
-from privframe.budgets import GDP, ApproxDP, Budget, PureDP
+from privframe.budgets import GDP, ApproxDP, Budget, PureDP, budget_to_table
 from privframe.errors import BudgetError, ConfigError
 
 __all__ = ["BudgetLevel", "budget_table", "epsilon_at", "match_budget", "parse_level"]
@@ -149,11 +149,6 @@ def parse_level(table: object, delta_ref: float, path: str) -> BudgetLevel:
 
 def budget_table(budget: Budget) -> dict[str, Any]:
     """A budget as a plain table (``{"unit": "gdp", "mu": 8.0}``), for JSON and fingerprints."""
-    if isinstance(budget, GDP):
-        table: dict[str, Any] = {"unit": "gdp", "mu": budget.mu}
-        if budget.delta:
-            table["delta"] = budget.delta
-        return table
-    if isinstance(budget, ApproxDP):
-        return {"unit": "approx-dp", "epsilon": budget.epsilon, "delta": budget.delta}
-    return {"unit": "pure-dp", "epsilon": budget.epsilon}
+    table = budget_to_table(budget)
+    assert table is not None  # only None for a None budget
+    return table
