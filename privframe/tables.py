@@ -33,12 +33,24 @@ def _listing(available: Sequence[str]) -> str:
     return shown + (", ..." if len(available) > 20 else "")
 
 
+def _chosen(names: list[str] | None, available: list[str], noun: str, where: str) -> list[str]:
+    """The requested names (all when None), or a ``ConfigError`` listing what ``where`` has."""
+    chosen = available if names is None else names
+    missing = [name for name in chosen if name not in available]
+    if missing:
+        raise ConfigError(
+            f"no {noun} {missing[0]!r} in {where}; it has {len(available)}: {_listing(available)}", path="columns"
+        )
+    return chosen
+
+
 def _is_frame(x: object) -> bool:
     return all(hasattr(x, attribute) for attribute in ("columns", "dtypes", "to_numpy", "iloc"))
 
 
 def _numeric_kind(kind: str) -> bool:
-    return kind in "biuf"
+    """Integers and floats; booleans are labels, not numbers, and are refused like text."""
+    return kind in "iuf"
 
 
 def select_columns(x: Any, columns: Sequence[str] | None) -> Any:
@@ -55,40 +67,25 @@ def select_columns(x: Any, columns: Sequence[str] | None) -> Any:
         available = [str(name) for name in x.columns]
         if len(set(available)) != len(available):
             raise DataError("the table has duplicate column names", path="x")
-        chosen = available if names is None else names
-        missing = [name for name in chosen if name not in available]
-        if missing:
-            raise ConfigError(
-                f"no column {missing[0]!r} in the table; it has {len(available)}: {_listing(available)}",
-                path="columns",
-            )
+        chosen = _chosen(names, available, "column", "the table")
         positions = [available.index(name) for name in chosen]
         for name, position in zip(chosen, positions, strict=True):
-            kind = str(getattr(x.dtypes.iloc[position], "kind", "O"))  # pandas extension dtypes have a kind too
-            if not _numeric_kind(kind) or kind == "b":
+            if not _numeric_kind(str(getattr(x.dtypes.iloc[position], "kind", "O"))):  # extension dtypes too
                 raise DataError(f"column {name!r} is not numeric", path="x")
         values: Array = x.iloc[:, positions].to_numpy(dtype=np.float64, na_value=np.nan)
         return values[:, 0] if values.shape[1] == 1 else values
     if hasattr(x, "to_numpy") and hasattr(x, "dtype") and getattr(x, "ndim", None) == 1:  # a pandas Series
         if names is not None:
             raise ConfigError("a Series is one column; columns= selects columns of a table", path="columns")
-        kind = str(getattr(x.dtype, "kind", "O"))
-        if not _numeric_kind(kind) or kind == "b":
+        if not _numeric_kind(str(getattr(x.dtype, "kind", "O"))):
             raise DataError("the Series is not numeric", path="x")
         series: Array = x.to_numpy(dtype=np.float64, na_value=np.nan)
         return series
     if isinstance(x, np.ndarray) and x.dtype.names is not None:
         available = list(x.dtype.names)
-        chosen = available if names is None else names
-        missing = [name for name in chosen if name not in available]
-        if missing:
-            raise ConfigError(
-                f"no field {missing[0]!r} in the structured array; it has {len(available)}: {_listing(available)}",
-                path="columns",
-            )
+        chosen = _chosen(names, available, "field", "the structured array")
         for name in chosen:
-            kind = x.dtype.fields[name][0].kind
-            if not _numeric_kind(kind) or kind == "b":
+            if not _numeric_kind(x.dtype.fields[name][0].kind):
                 raise DataError(f"field {name!r} is not numeric", path="x")
         stacked = np.column_stack([np.asarray(x[name], dtype=np.float64) for name in chosen])
         return stacked[:, 0] if stacked.shape[1] == 1 else stacked

@@ -118,17 +118,20 @@ def _claimed(n: int, m: int, kappa: int) -> float:
     return float(np.sqrt(m) * (kappa * mean.sensitivity(m, bounds) + mean.sensitivity(n, bounds)))
 
 
+def _index_set(n: int, m: int, B: int, replace: bool, rng: np.random.Generator) -> tuple[np.ndarray, int]:
+    """B resamples of m indices and their multiplicity bound kappa; with replacement, row 0 repeats record 0
+    m times (the worst case for the kappa factor)."""
+    if not replace:
+        return np.stack([rng.choice(n, size=m, replace=False) for _ in range(B)]), 1
+    index = rng.integers(0, n, size=(B, m))
+    index[0] = 0
+    return index, int(max(np.bincount(row, minlength=n).max() for row in index))
+
+
 @pytest.mark.parametrize("replace", [False, True])
 def test_radius_sensitivity_claim_of_cr_gs(replace: bool) -> None:
     n, m, B, confidence = 5, 3, 12, 0.75
-    rng = np.random.default_rng(0)
-    if replace:
-        index = rng.integers(0, n, size=(B, m))
-        index[0] = [0, 0, 0]
-        kappa = int(max(np.bincount(row, minlength=n).max() for row in index))
-    else:
-        index = np.stack([rng.choice(n, size=m, replace=False) for _ in range(B)])
-        kappa = 1
+    index, kappa = _index_set(n, m, B, replace, np.random.default_rng(0))
     assert _worst_radius_change(index, n, confidence) <= _claimed(n, m, kappa) + 1e-12
 
 
@@ -149,13 +152,7 @@ def test_the_noise_aware_quantile_has_the_same_sensitivity(replace: bool) -> Non
     quantile that was not 1-Lipschitz) would show."""
     n, m, B, confidence = 4, 3, 12, 0.75
     rng = np.random.default_rng(1)
-    if replace:
-        index = rng.integers(0, n, size=(B, m))
-        index[0] = [0, 0, 0]
-        kappa = int(max(np.bincount(row, minlength=n).max() for row in index))
-    else:
-        index = np.stack([rng.choice(n, size=m, replace=False) for _ in range(B)])
-        kappa = 1
+    index, kappa = _index_set(n, m, B, replace, rng)
     offsets, shifts = rng.normal(0.0, 0.5, size=(B, 1)), rng.normal(0.0, 0.5, size=B)
     mean = pf.registry.create("statistic", "mean")
 

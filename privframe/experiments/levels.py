@@ -23,7 +23,7 @@ import attrs
 
 from privframe import accounting
 from privframe._frozen import frozen_mapping
-from privframe.budgets import GDP, ApproxDP, Budget, PureDP, budget_to_table
+from privframe.budgets import GDP, ApproxDP, Budget, PureDP, budget_from_table, budget_to_table
 from privframe.errors import BudgetError, ConfigError
 
 __all__ = ["BudgetLevel", "budget_table", "epsilon_at", "match_budget", "parse_level"]
@@ -83,25 +83,7 @@ def match_budget(source: Budget, unit: str, delta_ref: float, gdp_delta: float |
 
 
 def _literal(table: Mapping[str, Any], path: str) -> Budget:
-    unit = table.get("unit")
-    if unit not in _LITERAL_UNITS:
-        raise ConfigError(f"expected one of {', '.join(_LITERAL_UNITS)}", path=f"{path}.unit")
-    required, optional = _LITERAL_UNITS[unit]
-    for key in table:
-        if key != "unit" and key not in required + optional:
-            raise ConfigError(f"unknown key for a '{unit}' budget", path=f"{path}.{key}")
-    for key in required:
-        if key not in table:
-            raise ConfigError("missing", path=f"{path}.{key}")
-    values = {k: table[k] for k in required + optional if k in table}
-    try:
-        if unit == "gdp":
-            return GDP(values["mu"], delta=values.get("delta", 0.0))
-        if unit == "approx-dp":
-            return ApproxDP(values["epsilon"], values["delta"])
-        return PureDP(values["epsilon"])
-    except BudgetError as exc:
-        raise ConfigError(f"{path}.{exc}") from exc
+    return budget_from_table(table, path)
 
 
 def _matched(table: Mapping[str, Any], literals: Mapping[str, Budget], delta_ref: float, path: str) -> Budget:
