@@ -15,6 +15,7 @@ from privframe._rng import RngLike, as_seed_sequence, spawn_generators
 from privframe.api import confidence_interval, confidence_region
 from privframe.budgets import GDP, ApproxDP, Budget, PureDP, as_gdp, budget_from_table, budget_to_table
 from privframe.context import RunContext
+from privframe.curves import PrivacyCurve, event_pld, privacy_curve
 from privframe.data import as_data, load_data
 from privframe.errors import (
     BudgetError,
@@ -121,6 +122,7 @@ __all__ = [
     "PluginError",
     "PopulationStatistic",
     "PreparingStatistic",
+    "PrivacyCurve",
     "PrivacyEvent",
     "PrivacySpender",
     "PrivacyWarning",
@@ -165,10 +167,12 @@ __all__ = [
     "confidence_region",
     "estimators",
     "evaluation",
+    "event_pld",
     "experiments",
     "hookimpl",
     "load_data",
     "noise",
+    "privacy_curve",
     "registry",
     "resampling",
     "spawn_generators",

@@ -14,6 +14,7 @@ import attrs
 
 from privframe._frozen import frozen_mapping
 from privframe.budgets import GDP, ApproxDP, Budget, PureDP, budget_from_table, budget_to_table
+from privframe.curves import PrivacyCurve, privacy_curve
 from privframe.errors import BudgetError, ConfigError
 
 __all__ = ["Ledger", "PrivacyEvent", "Subsample"]
@@ -84,6 +85,15 @@ class PrivacyEvent:
     note: str = ""
     details: Mapping[str, float] = attrs.field(factory=dict, converter=frozen_mapping, hash=False)
     subsample: Subsample | None = None
+
+    @property
+    def curve(self) -> PrivacyCurve:
+        """The privacy curve of one release (its tight (eps, delta) curve, GDP and pure views).
+
+        For the whole event (``count`` releases composed, in any accountant's terms) use the accountants, or
+        :func:`privframe.curves.event_pld` for dp-accounting's numerical composition.
+        """
+        return privacy_curve(self.budget)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready table of every field (budgets as config tables); :meth:`from_dict` inverts it."""
