@@ -225,6 +225,9 @@ class DescribedNoise(Protocol):
     def noise_draws(self, noise_scale: float, shape: tuple[int, ...], rng: np.random.Generator) -> Array:
         """Independent draws of the noise, for simulation (never added to a release)."""
 
+    def noise_sd(self, noise_scale: float) -> float:
+        """An upper bound on the standard deviation of one coordinate's noise."""
+
 
 @runtime_checkable
 class SmoothMechanism(Protocol):

@@ -501,6 +501,9 @@ class RecordingGaussian:
     def noise_quantile(self, noise_scale: float, p: float) -> float:
         return float(_mechanism("gaussian").noise_quantile(noise_scale, p))
 
+    def noise_sd(self, noise_scale: float) -> float:
+        return noise_scale
+
     def noise_draws(self, noise_scale: float, shape: tuple[int, ...], rng: np.random.Generator) -> pf.Array:
         draws: pf.Array = _mechanism("gaussian").noise_draws(noise_scale, shape, rng)
         return draws
@@ -525,6 +528,9 @@ class RecordingPTR:
 
     def noise_quantile(self, noise_scale: float, p: float) -> float:
         return float(_mechanism("ptr-gdp").noise_quantile(noise_scale, p))
+
+    def noise_sd(self, noise_scale: float) -> float:
+        return noise_scale
 
     def noise_draws(self, noise_scale: float, shape: tuple[int, ...], rng: np.random.Generator) -> pf.Array:
         draws: pf.Array = _mechanism("ptr-gdp").noise_draws(noise_scale, shape, rng)

@@ -317,7 +317,7 @@ def test_budgets_and_parts() -> None:
     kw: dict[str, Any] = {"method": "dette-graw", "bounds": (0, 1)}
     res = pf.confidence_interval(x, "mean", budget=pf.ApproxDP(2.0, 1e-6), rng=1, **kw)
     assert res.parameters["mu"] == pytest.approx(pf.accounting.gdp_mu_for(2.0, 1e-6))
-    with pytest.raises(pf.BudgetError, match="pure"):
+    with pytest.raises(pf.ConfigError, match=r"^calibration: .*calibration='composition'"):
         pf.confidence_interval(x, "mean", budget=pf.PureDP(1.0), **kw)
     with pytest.raises(pf.BudgetError):
         pf.confidence_interval(x, "mean", budget=pf.GDP(1.0), mechanism="laplace", **kw)
@@ -333,6 +333,39 @@ def test_budgets_and_parts() -> None:
         (again := pf.confidence_interval(x, "mean", budget=pf.ApproxDP(2.0, 1e-6), rng=1, **kw)).low,
         again.high,
     )
+
+
+def test_a_pure_budget_is_split_in_epsilon_through_the_accountant() -> None:
+    """Under PureDP(2): Laplace noise, eps = 1 on the centre, and B = 200 releases of eps = 1 / 200 each,
+    each calibrated to kappa Delta_m; the ledger composes them back to exactly 2-DP."""
+    x = _data(1000, 4)
+    res = pf.confidence_interval(
+        x, "mean", method="dette-graw", budget=pf.PureDP(2.0), calibration="composition", B=200, bounds=(0, 1),
+        rng=1,
+    )  # fmt: skip
+    center, boot = res.privacy.events
+    assert (center.mechanism, center.budget, center.count) == ("laplace", pf.PureDP(1.0), 1)
+    assert (boot.mechanism, boot.count) == ("laplace", 200)
+    assert boot.budget == pf.PureDP(1.0 / 200)
+    kappa, delta_m = res.parameters["kappa"], res.diagnostics["delta_m"]
+    assert boot.sensitivity == pytest.approx(kappa * delta_m)
+    # Laplace scale = sensitivity / eps, the sensitivity charged with the exact sampler's grid rounding
+    assert kappa * delta_m * 200 <= boot.noise_scale <= kappa * delta_m * 200 * (1 + 1e-3)
+    assert res.privacy.total == pf.PureDP(2.0)
+    assert res.low < res.high
+
+
+def test_the_gdp_composition_split_is_unchanged_by_going_through_the_accountant() -> None:
+    """GDP(1), share 0.5: mu_c = mu_boot = 1 / sqrt 2 and each of the B releases is (mu_boot / sqrt B)-GDP."""
+    x = _data(1000, 4)
+    res = pf.confidence_interval(
+        x, "mean", method="dette-graw", budget=pf.GDP(1.0), calibration="composition", B=100, bounds=(0, 1), rng=1
+    )
+    center, boot = res.privacy.events
+    assert center.budget.mu == pytest.approx(math.sqrt(0.5))  # type: ignore[union-attr]
+    assert boot.budget.mu == pytest.approx(math.sqrt(0.5) / 10)  # type: ignore[union-attr]
+    assert res.diagnostics["mu_0"] == pytest.approx(math.sqrt(0.5) / (10 * res.parameters["kappa"]))
+    assert res.privacy.total.mu == pytest.approx(1.0)  # type: ignore[union-attr]
 
 
 def test_nonprivate_bootstrap_reference() -> None:

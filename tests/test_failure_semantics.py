@@ -117,6 +117,9 @@ class RecordingGaussian:
         law: pf.DescribedNoise = pf.registry.create("mechanism", "gaussian")
         return law.noise_quantile(noise_scale, p)
 
+    def noise_sd(self, noise_scale: float) -> float:
+        return noise_scale
+
     def noise_draws(self, noise_scale: float, shape: tuple[int, ...], rng: np.random.Generator) -> pf.Array:
         law: pf.DescribedNoise = pf.registry.create("mechanism", "gaussian")
         return law.noise_draws(noise_scale, shape, rng)
@@ -143,6 +146,9 @@ class RecordingPTR:
 
     def noise_quantile(self, noise_scale: float, p: float) -> float:
         return float(self._inner().noise_quantile(noise_scale, p))
+
+    def noise_sd(self, noise_scale: float) -> float:
+        return noise_scale
 
     def noise_draws(self, noise_scale: float, shape: tuple[int, ...], rng: np.random.Generator) -> pf.Array:
         draws: pf.Array = self._inner().noise_draws(noise_scale, shape, rng)

@@ -49,6 +49,9 @@ class PureLaplace:
     def noise_quantile(self, noise_scale: float, p: float) -> float:
         return noise_scale * (-math.log(2.0 * (1.0 - p)) if p >= 0.5 else math.log(2.0 * p))
 
+    def noise_sd(self, noise_scale: float) -> float:
+        return math.sqrt(2.0) * noise_scale
+
     def noise_draws(self, noise_scale: float, shape: tuple[int, ...], rng: np.random.Generator) -> pf.Array:
         draws: pf.Array = rng.laplace(0.0, noise_scale, size=shape)
         return draws
@@ -102,7 +105,7 @@ def test_an_approx_budget_is_split_in_epsilon_for_a_pure_mechanism() -> None:
     assert [e.budget for e in res.privacy.events] == [pf.PureDP(1.0), pf.PureDP(1.0)]
 
 
-@pytest.mark.parametrize(("method", "options"), [("dette-graw", {}), ("privboot", {"B": 200})])
+@pytest.mark.parametrize(("method", "options"), [("dette-graw", {}), ("privboot", {"B": 200, "ci": "standard"})])
 def test_gdp_baselines_run_with_the_mechanism_and_keep_its_details(method: str, options: dict[str, object]) -> None:
     res = pf.confidence_interval(
         X, "mean", method=method, mechanism="test-pure-laplace", budget=pf.GDP(1.0), bounds=(0, 1), rng=2,
@@ -123,3 +126,43 @@ def test_privsub_runs_the_mechanism_as_its_private_estimator() -> None:
     assert res.low <= res.high
     assert {e.mechanism for e in res.privacy.events} == {"test-pure-laplace"}
     assert res.privacy.as_approx_dp(1e-6).epsilon <= 2.0 + 1e-9
+
+
+def test_dette_graw_splits_a_pure_budget_in_epsilon_with_the_mechanism() -> None:
+    res = pf.confidence_interval(
+        X, "mean", method="dette-graw", mechanism="test-pure-laplace", accountant="approx-dp",
+        budget=pf.PureDP(2.0), calibration="composition", B=100, bounds=(0, 1), rng=4,
+    )  # fmt: skip
+    center, boot = res.privacy.events
+    assert (center.budget, boot.budget, boot.count) == (pf.PureDP(1.0), pf.PureDP(0.01), 100)
+    assert res.privacy.total == pf.PureDP(2.0)
+    assert res.low < res.high
+
+
+def test_privboot_removes_the_mechanisms_own_noise_variance() -> None:
+    """``ci='standard'`` subtracts the law's variance (2 b^2 for Laplace scale b), not b^2."""
+    res = pf.confidence_interval(
+        X, "mean", method="privboot", mechanism="test-pure-laplace", budget=pf.GDP(1.0), B=200, ci="standard",
+        bounds=(0, 1), rng=5,
+    )  # fmt: skip
+    (event,) = res.privacy.events
+    assert res.diagnostics["sigma"] == pytest.approx(math.sqrt(2.0) * event.noise_scale)  # type: ignore[operator]
+
+
+def test_privboot_deconvolution_refuses_noise_that_is_not_gaussian() -> None:
+    with pytest.raises(pf.ConfigError, match=r"^ci: .*assumes Gaussian noise.*ci='standard'"):
+        pf.confidence_interval(
+            X, "mean", method="privboot", mechanism="test-pure-laplace", budget=pf.GDP(1.0), B=200,
+            bounds=(0, 1), rng=5,
+        )  # fmt: skip
+
+
+def test_blbquant_runs_the_mechanism_for_its_mean() -> None:
+    res = pf.confidence_interval(
+        X, "mean", method="blbquant", mechanism="test-pure-laplace", budget=pf.PureDP(2.0), bounds=(0, 1), rng=6,
+    )  # fmt: skip
+    assert res.low <= res.high
+    # its sparse-vector step (above-threshold) is its own; the releases of the mean use the mechanism
+    assert "test-pure-laplace" in {e.mechanism for e in res.privacy.events}
+    assert res.privacy.total is not None
+    assert res.privacy.total.epsilon <= 2.0 * (1 + 1e-12)  # type: ignore[union-attr]

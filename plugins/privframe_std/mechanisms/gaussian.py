@@ -75,6 +75,10 @@ class GaussianMechanism:
         """An upper bound on the p-quantile of one coordinate's noise (Gaussian, rounding to the grid included)."""
         return gaussian_quantile(noise_scale, p)
 
+    def noise_sd(self, noise_scale: float) -> float:
+        """``noise_scale`` (the discrete Gaussian's variance is at most its parameter's square)."""
+        return noise_scale
+
     def noise_draws(self, noise_scale: float, shape: tuple[int, ...], rng: np.random.Generator) -> pf.Array:
         """Draws of the noise's law, for simulation only (floating point; never added to a release)."""
         draws: pf.Array = noise_scale * rng.standard_normal(shape)

@@ -78,6 +78,10 @@ class LaplaceMechanism:
         """An upper bound on the p-quantile of one coordinate's noise (Laplace, rounding to the grid included)."""
         return laplace_quantile(noise_scale, p)
 
+    def noise_sd(self, noise_scale: float) -> float:
+        """``sqrt(2) noise_scale`` (the discrete Laplace's variance is at most the continuous one's)."""
+        return math.sqrt(2.0) * noise_scale
+
     def noise_draws(self, noise_scale: float, shape: tuple[int, ...], rng: np.random.Generator) -> pf.Array:
         """Draws of the noise's law, for simulation only (floating point; never added to a release)."""
         draws: pf.Array = rng.laplace(0.0, noise_scale, size=shape)

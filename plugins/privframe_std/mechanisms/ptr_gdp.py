@@ -174,6 +174,10 @@ class PTRGDP:
         """An upper bound on the p-quantile of one coordinate of the release noise (Gaussian, sd ``noise_scale``)."""
         return gaussian_quantile(noise_scale, p)
 
+    def noise_sd(self, noise_scale: float) -> float:
+        """``noise_scale``: the release noise is Gaussian with that sd (at most, on the exact grid)."""
+        return noise_scale
+
     def noise_draws(self, noise_scale: float, shape: tuple[int, ...], rng: np.random.Generator) -> pf.Array:
         """Draws of the release noise's law, for simulation only (never added to a release)."""
         draws: pf.Array = noise_scale * rng.standard_normal(shape)

@@ -24,6 +24,7 @@ __all__ = [
     "inclusion_probability",
     "multiplicity_chi_square",
     "multiplicity_pmf",
+    "split_budget",
 ]
 
 
@@ -111,6 +112,25 @@ def dette_graw_mu0(calibration: str, mu_boot: float, B: int, n: int, m: int, kap
     raise ConfigError("must be 'clt' or 'composition'", path="calibration")
 
 
+def split_budget(total: pf.Budget, share: float) -> tuple[pf.Budget, pf.Budget]:
+    """``total`` cut into a ``share`` and the rest, in its own unit; the two parts compose back to it.
+
+    GDP parts split ``mu^2`` (composition in quadrature is exact); (eps, delta) and pure parts split eps and
+    delta (basic composition adds them).
+    """
+    rest = 1.0 - share
+    if isinstance(total, pf.GDP):
+        return (
+            pf.GDP(math.sqrt(share) * total.mu, delta=share * total.delta),
+            pf.GDP(math.sqrt(rest) * total.mu, delta=rest * total.delta),
+        )
+    if isinstance(total, pf.PureDP):
+        return pf.PureDP(share * total.epsilon), pf.PureDP(rest * total.epsilon)
+    return pf.ApproxDP(share * total.epsilon, share * total.delta), pf.ApproxDP(
+        rest * total.epsilon, rest * total.delta
+    )
+
+
 @attrs.frozen
 class DetteGraw:
     """Private m-out-of-n bootstrap (Dette and Graw, 2025): a noisy centre plus B noisy resample values.
@@ -131,7 +151,16 @@ class DetteGraw:
         flags it. With at most one copy (Poisson sampling, rate p) this is ``sqrt(ln(1 + mu_boot^2 / (p^2 B)))``.
         "composition": ``mu_0 = mu_boot / (kappa sqrt(B))`` with kappa the sampler's multiplicity cap; exact.
     share : float, default 0.5
-        Fraction of ``mu^2`` spent on the centre (``mu_c^2 = share mu^2``). [choice]
+        Fraction of the budget spent on the centre, in the accountant's unit: ``mu_c^2 = share mu^2`` under
+        GDP, ``eps_c = share eps`` (and the same share of delta) under pure or (eps, delta) accounting. [choice]
+
+    Notes
+    -----
+    The mechanism may be any additive one. Under the ``gdp`` accountant both calibrations apply ("clt" is
+    derived for Gaussian noise and is the default with ``gaussian``). Under ``approx-dp`` (the default for a
+    ``PureDP`` budget, with ``laplace``) only "composition" applies: the B releases share the bootstrap part
+    through the accountant's ``per_call`` (basic or advanced composition), each calibrated to the sensitivity
+    ``kappa Delta_m`` of a record present up to kappa times.
     """
 
     name: ClassVar[str] = "dette-graw"
@@ -144,17 +173,23 @@ class DetteGraw:
     share: float = attrs.field(default=0.5, validator=pf.validators.probability)
 
     def defaults(self, budget: pf.Budget | None, confidence: float) -> Mapping[str, object]:
-        """m-out-of-n resamples with the multiplicity cap (m = n / ln n, B = 1000), Gaussian noise, GDP.
-
-        A budget Dette-Graw cannot honour (pure eps-DP) is refused here, when the pipeline is built.
-        """
-        if budget is not None:
-            pf.as_gdp(budget)
-        return {"sampler": "wr", "mechanism": "gaussian", "accountant": "gdp", "m": "n/log(n)", "B": 1000}
+        """m-out-of-n resamples with the multiplicity cap (m = n / ln n, B = 1000), Gaussian noise and GDP
+        accounting; Laplace noise and ``approx-dp`` accounting for a ``PureDP`` budget."""
+        sizes = {"sampler": "wr", "m": "n/log(n)", "B": 1000}
+        if isinstance(budget, pf.PureDP):
+            return {**sizes, "mechanism": "laplace", "accountant": "approx-dp"}
+        return {**sizes, "mechanism": "gaussian", "accountant": "gdp"}
 
     def run(self, ctx: pf.RunContext) -> pf.IntervalResult:
         """Compute the interval and its ledger."""
-        gdp = pf.as_gdp(ctx.budget)
+        total = ctx.accountant.per_call(ctx.budget, 1)  # the budget in the accountant's unit
+        gdp = total if isinstance(total, pf.GDP) else None
+        if gdp is None and self.calibration == "clt":
+            raise ConfigError(
+                f"'clt' calibrates Gaussian releases under GDP accounting; with the '{ctx.accountant.name}' "
+                "accountant use calibration='composition'",
+                path="calibration",
+            )
         sample_rng, center_rng, release_rng = ctx.generators(3)
         n = ctx.n
         resamples = ctx.resample(sample_rng)
@@ -170,23 +205,29 @@ class DetteGraw:
             )
         theta_star = ctx.evaluate_resamples(resamples, 1)[:, 0]
         delta_n, delta_m = ctx.sensitivity(n), ctx.sensitivity(m)
-        mu_c = math.sqrt(self.share) * gdp.mu
-        mu_boot = math.sqrt(1.0 - self.share) * gdp.mu
+        center_budget, boot_budget = split_budget(total, self.share)
         p = inclusion_probability(n, m)
-        mu_0 = dette_graw_mu0(self.calibration, mu_boot, B, n, m, kappa)
+        details: dict[str, float] = {"B": float(B), "m": float(m), "p": p, "kappa": float(kappa)}
 
-        center, center_event = ctx.release(theta_hat, delta_n, pf.GDP(mu_c), label="center", rng=center_rng)
-        details = {"mu_0": mu_0, "B": float(B), "m": float(m), "p": p, "kappa": float(kappa)}
+        center, center_event = ctx.release(theta_hat, delta_n, center_budget, label="center", rng=center_rng)
         if self.calibration == "composition":
-            # One release spends mu_0 on Delta_m, i.e. kappa mu_0 on a record present up to kappa times.
-            planned = ctx.plan(kappa * delta_m, pf.GDP(kappa * mu_0), label="bootstrap")
+            # B releases composed by the accountant; each is calibrated to kappa Delta_m, what a record
+            # present up to kappa times can move it by, so its budget holds per record (no group privacy).
+            per_release = ctx.accountant.per_call(boot_budget, B)
+            mu_0 = per_release.mu / kappa if isinstance(per_release, pf.GDP) else None
+            planned = ctx.plan(kappa * delta_m, per_release, label="bootstrap")
             event = attrs.evolve(
                 planned,
                 count=B,
                 details={**planned.details, **details},
-                note=f"{B} releases, each {kappa} x mu_0-GDP (group privacy over kappa copies); composed exactly",
+                note=f"{B} releases of sensitivity kappa Delta_m (kappa = {kappa} copies), each {per_release}; "
+                f"composed by '{ctx.accountant.name}'",
             )
         else:
+            assert isinstance(boot_budget, pf.GDP)  # 'clt' was refused above for other units
+            mu_boot = boot_budget.mu
+            mu_0 = dette_graw_mu0(self.calibration, mu_boot, B, n, m, kappa)
+            details["mu_0"] = mu_0
             planned = ctx.plan(delta_m, pf.GDP(mu_0), label="bootstrap")
             event = attrs.evolve(
                 planned,
@@ -215,7 +256,8 @@ class DetteGraw:
                 "m": m,
                 "B": B,
                 "kappa": kappa,
-                "mu": gdp.mu,
+                "mu": None if gdp is None else gdp.mu,
+                "per_release": str(planned.budget),
                 "calibration": self.calibration,
                 "share": self.share,
             },
@@ -225,8 +267,9 @@ class DetteGraw:
                 "tau_n": tau_n,
                 "tau_m": tau_m,
                 "p": p,
-                "mu_c": mu_c,
-                "mu_boot": mu_boot,
+                "center_budget": str(center_budget),
+                "mu_c": center_budget.mu if isinstance(center_budget, pf.GDP) else None,
+                "mu_boot": boot_budget.mu if isinstance(boot_budget, pf.GDP) else None,
                 "mu_0": mu_0,
                 "center_noise": center_event.noise_scale,
                 "release_noise": event.noise_scale,

@@ -101,6 +101,29 @@ class PrivBoot:
         mu = budget.mu
         return mu, pf.ApproxDP(accounting.gdp_epsilon(self.exact_delta, mu), self.exact_delta)
 
+    def _noise_law(self, ctx: pf.RunContext) -> pf.DescribedNoise:
+        """The mechanism's noise law: its sd removes the noise's variance, and the g-model needs it Gaussian.
+
+        A mechanism is taken as Gaussian when its stated 0.99 quantile is a Gaussian's with its stated sd
+        (within 1%); the check reads public descriptions only.
+        """
+        mechanism = ctx.additive_mechanism
+        if not isinstance(mechanism, pf.DescribedNoise):
+            raise ConfigError(
+                f"privboot removes the noise's variance, so it needs a mechanism that describes its noise "
+                f"(pf.DescribedNoise: noise_sd, noise_quantile, noise_draws); '{mechanism.name}' does not",
+                path="mechanism",
+            )
+        if self.ci == "deconvolution":
+            ratio = mechanism.noise_quantile(1.0, 0.99) / (mechanism.noise_sd(1.0) * float(special.ndtri(0.99)))
+            if not 0.99 <= ratio <= 1.01:
+                raise ConfigError(
+                    f"privboot's deconvolution (g-modelling) assumes Gaussian noise, and '{mechanism.name}' adds "
+                    "another law; use ci='standard' (it needs only the noise's sd) or the 'gaussian' mechanism",
+                    path="ci",
+                )
+        return mechanism
+
     def run(self, ctx: pf.RunContext) -> pf.IntervalResult:
         """Compute the interval and its ledger."""
         if self.check_consistency and ctx.statistic.name in BOOTSTRAP_INCONSISTENT:
@@ -110,6 +133,7 @@ class PrivBoot:
                 "interval='basic' or dette-graw",
                 path="method",
             )
+        noise_law = self._noise_law(ctx)
         mu, target = self._target(ctx.budget)
         if target is not None:
             ctx = ctx.with_limit(target)
@@ -164,7 +188,7 @@ class PrivBoot:
             )
         theta_star = ctx.evaluate_resamples(resamples, 1)[:, 0]
         releases = ctx.release_planned(theta_star, event, rng=noise_rng)
-        sigma = float(event.noise_scale or 0.0)
+        sigma = noise_law.noise_sd(float(event.noise_scale or 0.0))
 
         alpha = 1.0 - ctx.confidence
         # mean and variance in units of the noise scale, so that huge bounds cannot overflow them
