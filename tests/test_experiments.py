@@ -751,14 +751,15 @@ def test_refusals_are_recorded_only_when_asked_and_typos_still_fail(tmp_path: Pa
     ]
     dette = {"method": "dette-graw", "sampler": "wr", "budget": "gdp"}
     config = _config(**{"grid/budgets": budgets, "methods/dg": dette})
-    # dette-graw refuses a pure budget when its pipeline is built: an error by default ...
-    with pytest.raises(pf.ConfigError, match=r"^budget: a GDP method cannot honour pure epsilon-DP"):
+    # dette-graw's default 'clt' calibration refuses a pure budget when its pipeline is built: an error by
+    # default ...
+    with pytest.raises(pf.ConfigError, match=r"^calibration: 'clt' calibrates Gaussian releases"):
         E.run(config)
     # ... and a recorded refusal with record_refused: that cell is not run, the others are.
     config["experiment"]["record_refused"] = True
     res = E.run(config, out=tmp_path)
     assert [(r.method, r.budget) for r in res.refused] == [("dg", "pure")]
-    assert "pure epsilon-DP" in res.refused[0].reason
+    assert "calibration='composition'" in res.refused[0].reason
     assert sorted((row.method, row.budget) for row in res.rows) == sorted(
         [("cr-gs-wor", "mu=1"), ("cr-gs-wor", "pure"), ("dg", "mu=1"), ("sub", E.NON_PRIVATE)]
     )

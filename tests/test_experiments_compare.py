@@ -31,7 +31,7 @@ from privframe.experiments.output import csv_text
 E = pf.experiments
 
 
-def _config(**experiment: Any) -> dict[str, Any]:
+def _toy_config(**experiment: Any) -> dict[str, Any]:
     """Two cr-gs variants (the same pipeline under two labels, and a smaller B) and their reference."""
     base: dict[str, Any] = {
         "name": "toy-compare",
@@ -72,7 +72,7 @@ def test_common_random_numbers_is_off_in_every_builtin_and_keeps_saved_fingerpri
 
 @pytest.mark.parametrize("common", [False, True])
 def test_each_trial_runs_with_the_documented_seed(common: bool) -> None:
-    spec = parse_experiment(_config(common_random_numbers=common, trials=3))
+    spec = parse_experiment(_toy_config(common_random_numbers=common, trials=3))
     task = next(t for t in expand(spec) if t.cell.method == "a")
     outcome = trial.run_cell(task)
     pipe = spec.pipeline(spec.method("a"), spec.levels[0])
@@ -86,8 +86,8 @@ def test_each_trial_runs_with_the_documented_seed(common: bool) -> None:
 
 
 def test_common_random_numbers_make_identical_pipelines_release_identical_sets() -> None:
-    shared = E.run(_config(common_random_numbers=True, compare="a"))
-    own = E.run(_config(compare="a"))
+    shared = E.run(_toy_config(common_random_numbers=True, compare="a"))
+    own = E.run(_toy_config(compare="a"))
     for res in (shared, own):
         assert res.meta["compare"] == "a"
     key = Cell("a", "mu=1", 200).key, Cell("a-twin", "mu=1", 200).key
@@ -137,7 +137,7 @@ def test_paired_differences_and_their_se_from_hand_built_trials() -> None:
         {},
         0.1,
     )
-    task = expand(parse_experiment(_config()))[0]
+    task = expand(parse_experiment(_toy_config()))[0]
     row = metrics.summarise(task, outcome, None, baseline=baseline)
     # Trials 0 and 1 released in both: width differences 1 and 3, coverage differences 0 and -1.
     assert row.compare == "b"
@@ -153,7 +153,7 @@ def test_paired_differences_and_their_se_from_hand_built_trials() -> None:
 
 def test_compare_pairs_each_cell_with_the_baseline_at_its_level_and_n() -> None:
     res = E.run(
-        _config(
+        _toy_config(
             compare="a",
             common_random_numbers=True,
             grid={
@@ -184,8 +184,8 @@ def test_compare_pairs_each_cell_with_the_baseline_at_its_level_and_n() -> None:
 
 def test_compare_must_name_a_method_and_is_kept_by_a_method_selection() -> None:
     with pytest.raises(pf.ConfigError, match=r"^experiment\.compare: expected a method label"):
-        parse_experiment(_config(compare="nope"))
-    spec = parse_experiment(_config(compare="a")).with_overrides(methods=["a-small-b"])
+        parse_experiment(_toy_config(compare="nope"))
+    spec = parse_experiment(_toy_config(compare="a")).with_overrides(methods=["a-small-b"])
     assert spec.labels() == ("a", "a-small-b", "sub")
 
 
@@ -193,7 +193,7 @@ def test_compare_must_name_a_method_and_is_kept_by_a_method_selection() -> None:
 
 
 def test_rows_name_every_part_and_its_resolved_options(tmp_path: Path) -> None:
-    res = E.run(_config(trials=2), out=tmp_path)
+    res = E.run(_toy_config(trials=2), out=tmp_path)
     row = _row(res, "a-small-b")
     assert (row.sampler, row.mechanism, row.accountant) == ("wor", "gaussian", "gdp")
     assert row.pipeline["method"]["name"] == "cr-gs"
@@ -332,7 +332,7 @@ def boom() -> Iterator[str]:
 def test_a_failing_cell_names_the_experiment_cell_and_trial_on_the_terminal(
     boom: str, typed: bool, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    config = _config(trials=2)
+    config = _toy_config(trials=2)
     config["experiment"]["methods"] = {"boom": {"method": {"name": "boom-test", "typed": typed}}}
     file = tmp_path / "boom.json"
     file.write_text(json.dumps(config), encoding="utf-8")
@@ -352,3 +352,105 @@ def test_a_failing_cell_names_the_experiment_cell_and_trial_on_the_terminal(
     with pytest.raises(ValueError, match="bad value" if not typed else "must be odd") as info:
         E.run(config)
     assert info.value.__notes__ == [where.removeprefix("privframe: error ").removesuffix(": ")]
+
+
+# -- acceptance: a staircase-like variant against seed1-mean's cr-gs ----------------------------------
+
+
+@attrs.frozen
+class Staircase:
+    """The staircase mechanism (Geng and Viswanath) as a researcher's plugin: pure eps-DP, float noise.
+
+    Under a GDP budget it runs at the pure eps that implies it. A test double, not a safe release.
+    """
+
+    name: ClassVar[str] = "test-staircase"
+    gamma: float = attrs.field(default=0.5, validator=pf.validators.probability)
+
+    def plan(self, sensitivity: float, budget: pf.Budget, *, label: str, dimension: int = 1) -> pf.PrivacyEvent:
+        if isinstance(budget, pf.GDP):
+            epsilon, recorded = pf.accounting.gdp_pure_epsilon(budget.mu), pf.GDP(budget.mu)
+        else:
+            epsilon, recorded = budget.epsilon, pf.PureDP(budget.epsilon)
+        return pf.PrivacyEvent(
+            label=label,
+            mechanism=self.name,
+            budget=recorded,
+            sensitivity=sensitivity,
+            noise_scale=sensitivity / epsilon,
+            details={"epsilon": epsilon / dimension, "gamma": self.gamma},
+        )
+
+    def apply(self, value: pf.Array, event: pf.PrivacyEvent, rng: np.random.Generator) -> pf.Array:
+        shape = np.shape(value)
+        b = math.exp(-event.details["epsilon"])
+        gamma = event.details["gamma"]
+        sign = rng.choice([-1.0, 1.0], size=shape)
+        geometric = rng.geometric(1 - b, size=shape) - 1.0
+        uniform = rng.uniform(size=shape)
+        upper = rng.uniform(size=shape) >= gamma / (gamma + (1 - gamma) * b)
+        step = np.where(upper, geometric + gamma + (1 - gamma) * uniform, geometric + gamma * uniform)
+        noisy: pf.Array = np.asarray(value, dtype=np.float64) + sign * step * (event.sensitivity or 0.0)
+        return noisy
+
+
+class StaircasePlugin:
+    @pf.hookimpl
+    def privframe_register_mechanisms(self, registry: pf.MechanismRegistry) -> None:
+        registry.add(Staircase, asserts_privacy=True)
+
+
+@pytest.fixture
+def staircase() -> Iterator[None]:
+    name = pf.registry.register(StaircasePlugin(), name="test-staircase-plugin")
+    try:
+        yield
+    finally:
+        pf.registry.unregister(name)
+
+
+def test_a_staircase_variant_extending_seed1_mean_reports_paired_differences(
+    staircase: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The issue's acceptance: extend seed1-mean by a staircase variant of cr-gs, compare it with the
+    built-in cr-gs on common random numbers from the command line, and read the mechanism off the rows."""
+    config = tmp_path / "stair.toml"
+    config.write_text(
+        '[experiment]\nextends = "seed1-mean"\nname = "seed1-stair"\n\n'
+        '[experiment.methods.cr-gs-stair]\nmethod = { name = "cr-gs", radius = "paper" }\nsampler = "wor"\n'
+        'mechanism = { name = "test-staircase", gamma = 0.3 }\nbudget = "gdp"\nreference = "subsampling-wor"\n',
+        encoding="utf-8",
+    )
+    status = main(
+        [
+            "experiment", str(config), "--methods", "cr-gs-stair", "--compare", "cr-gs-wor",
+            "--common-random-numbers", "--budget", "mu=1", "--n", "2000", "--trials", "5", "--out", str(tmp_path),
+        ]
+    )  # fmt: skip
+    assert status == 0
+    out = capsys.readouterr().out
+    assert "Δwidth" in out
+    assert "--compare cr-gs-wor --common-random-numbers" in out  # the reproducing command keeps them
+    saved = json.loads((tmp_path / "seed1-stair" / "results.json").read_text(encoding="utf-8"))
+    rows = {(r["method"], r["budget"]): r for r in saved["rows"]}
+    stair, base = rows[("cr-gs-stair", "mu=1")], rows[("cr-gs-wor", "mu=1")]
+    assert stair["mechanism"] == "test-staircase"
+    assert stair["pipeline"]["mechanism"] == {"name": "test-staircase", "gamma": 0.3}
+    assert base["pipeline"]["mechanism"]["name"] == "gaussian"
+    assert stair["compare"] == "cr-gs-wor"
+    assert stair["compare_pairs"] == 5
+    assert stair["width_diff"] == pytest.approx(stair["mean_width"] - base["mean_width"], rel=1e-9)
+    assert stair["width_diff_se"] > 0  # different noise on the same resamples: the differences vary
+    assert saved["common_random_numbers"] is True
+    text = (tmp_path / "seed1-stair" / "results.csv").read_text(encoding="utf-8")
+    by_method = {r["method"]: r for r in csv.DictReader(io.StringIO(text)) if r["budget"] == "mu=1"}
+    assert by_method["cr-gs-stair"]["mechanism"] == "test-staircase"
+    assert json.loads(by_method["cr-gs-stair"]["pipeline"])["mechanism"]["gamma"] == 0.3
+
+
+def test_compare_and_common_random_numbers_can_be_set_as_overrides() -> None:
+    spec = parse_experiment(_toy_config()).with_overrides(compare="a", common_random_numbers=True)
+    assert (spec.compare, spec.common_random_numbers) == ("a", True)
+    assert "a" in spec.with_overrides(methods=["a-small-b"], compare="a").labels()
+    with pytest.raises(pf.ConfigError, match=r"^compare: expected a method label"):
+        parse_experiment(_toy_config()).with_overrides(compare="nope")

@@ -42,6 +42,15 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         "--budget", metavar="LEVELS", help="comma-separated budget level labels, e.g. mu=1 (default: all levels)"
     )
     p.add_argument("--seed", type=int, help="seed of the whole experiment (default: the config's)")
+    p.add_argument(
+        "--compare", metavar="LABEL", help="report paired width and coverage differences against this method label"
+    )
+    p.add_argument(
+        "--common-random-numbers",
+        action="store_true",
+        default=None,
+        help="every method of a trial shares the trial's data and resamples (paired comparisons)",
+    )
     p.add_argument("--out", metavar="DIR", default=DEFAULT_OUT, help=f"output root directory (default: {DEFAULT_OUT})")
     p.add_argument("--executor", choices=sorted(EXECUTORS), default="serial", help="where cells run (default serial)")
     p.add_argument("--workers", type=int, help="processes or local Dask workers (default: the CPU count)")
@@ -83,6 +92,12 @@ def _sizes(value: str | None) -> list[int] | None:
 
 
 def _print(result: ExperimentResult, as_json: bool) -> None:
+    if result.out is not None and not matplotlib_available():
+        print(
+            f"privframe: no {result.spec.name}.png written: plots need the plot extra "
+            "(pip install 'privframe[plot]', which installs matplotlib)",
+            file=sys.stderr,
+        )
     if as_json:
         return
     print(f"{result.spec.name}: {result.spec.title}")
@@ -99,6 +114,10 @@ def _report_command(args: argparse.Namespace) -> str:
         value = getattr(args, flag)
         if value is not None and not (flag == "executor" and value == "serial"):
             words += [f"--{flag}", str(value)]
+    if args.compare is not None:
+        words += ["--compare", args.compare]
+    if args.common_random_numbers:
+        words.append("--common-random-numbers")
     if args.resume:
         words.append("--resume")
     words += ["--report", args.report]
@@ -143,13 +162,16 @@ def command(args: argparse.Namespace) -> int:
     results: list[ExperimentResult] = []
     try:
         if args.experiment == "all":
-            if methods is not None or budgets is not None:
-                raise ConfigError("--methods and --budget select within one experiment, not with 'all'", path="methods")
+            if methods is not None or budgets is not None or args.compare is not None:
+                raise ConfigError(
+                    "--methods, --budget and --compare apply within one experiment, not with 'all'", path="methods"
+                )
             if args.write_map is not None:
                 raise ConfigError("a method map is built from one experiment, not 'all'", path="write-map")
             results = run_all(on_result=lambda r: _print(r, args.json), **options)
         else:
-            results = [run(args.experiment, methods=methods, budgets=budgets, **options)]
+            comparison = {"compare": args.compare, "common_random_numbers": args.common_random_numbers}
+            results = [run(args.experiment, methods=methods, budgets=budgets, **comparison, **options)]
             _print(results[0], args.json)
     except Exception as exc:
         status = _cell_failure(exc)

@@ -294,13 +294,23 @@ class ExperimentSpec:
         methods: Sequence[str] | None = None,
         budgets: Sequence[str] | None = None,
         seed: int | None = None,
+        compare: str | None = None,
+        common_random_numbers: bool | None = None,
     ) -> ExperimentSpec:
-        """A copy with the grid narrowed or resized (``--trials``, ``--n``, ``--methods``, ``--budget``, ``--seed``).
+        """A copy with the grid narrowed or resized (``--trials``, ``--n``, ``--methods``, ``--budget``, ``--seed``)
+        or compared differently (``--compare``, ``--common-random-numbers``).
 
         ``methods`` selects by label or by registered method name; the references of the selected
-        methods are kept too (the relative width needs them). ``budgets`` selects levels by label.
+        methods are kept too (the relative width needs them), and so is the ``compare`` baseline.
+        ``budgets`` selects levels by label.
         """
         spec = self
+        if compare is not None:
+            if compare not in self.labels():
+                raise ConfigError(f"expected a method label ({', '.join(sorted(self.labels()))})", path="compare")
+            spec = attrs.evolve(spec, compare=compare)
+        if common_random_numbers is not None:
+            spec = attrs.evolve(spec, common_random_numbers=bool(common_random_numbers))
         if trials is not None:
             spec = attrs.evolve(spec, trials=_positive_int(trials, "trials"))
         if seed is not None:

@@ -121,6 +121,10 @@ def equivalent_command(
     levels = [level.label for level in spec.levels]
     if levels != [level.label for level in base.levels]:
         words += ["--budget", _csv(levels)]
+    if spec.compare is not None and spec.compare != base.compare:
+        words += ["--compare", spec.compare]
+    if spec.common_random_numbers and not base.common_random_numbers:
+        words.append("--common-random-numbers")
     if executor != "serial":
         words += ["--executor", executor]
         if workers is not None:
@@ -169,6 +173,8 @@ def run(
     methods: Sequence[str] | None = None,
     budgets: Sequence[str] | None = None,
     seed: int | None = None,
+    compare: str | None = None,
+    common_random_numbers: bool | None = None,
     out: str | Path | None = None,
     executor: str | Executor = "serial",
     workers: int | None = None,
@@ -186,6 +192,9 @@ def run(
     trials, n, methods, budgets, seed : optional
         Overrides: trials per cell, the n grid, method labels or names (their references are kept),
         budget level labels, the seed.
+    compare, common_random_numbers : optional
+        Overrides of the config's ``compare`` (a method label: paired differences of every method against
+        it) and ``common_random_numbers`` (every method of a trial shares the run seed).
     out : str or Path, optional
         Output root: each finished cell is saved at once under ``out/<name>/cells/``, and
         ``results.json``, ``results.csv`` and (with the ``plot`` extra) ``<name>.png`` are written at
@@ -219,7 +228,15 @@ def run(
 
     started = time.perf_counter()
     base = load_experiment(experiment)
-    spec = base.with_overrides(trials=trials, n=n, methods=methods, budgets=budgets, seed=seed)
+    spec = base.with_overrides(
+        trials=trials,
+        n=n,
+        methods=methods,
+        budgets=budgets,
+        seed=seed,
+        compare=compare,
+        common_random_numbers=common_random_numbers,
+    )
     spec.validate()
     runner = make_executor(executor, workers=workers, scheduler=scheduler)
     if resume and out is None:

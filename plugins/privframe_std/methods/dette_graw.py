@@ -177,19 +177,25 @@ class DetteGraw:
         accounting; Laplace noise and ``approx-dp`` accounting for a ``PureDP`` budget."""
         sizes = {"sampler": "wr", "m": "n/log(n)", "B": 1000}
         if isinstance(budget, pf.PureDP):
+            self._check_calibration("approx-dp")
             return {**sizes, "mechanism": "laplace", "accountant": "approx-dp"}
         return {**sizes, "mechanism": "gaussian", "accountant": "gdp"}
+
+    def _check_calibration(self, accountant: str) -> None:
+        """'clt' is the composition CLT of Gaussian releases: refused outside GDP accounting."""
+        if self.calibration == "clt":
+            raise ConfigError(
+                f"'clt' calibrates Gaussian releases under GDP accounting; with the '{accountant}' accountant "
+                "(a pure or (epsilon, delta) budget split in epsilon) use calibration='composition'",
+                path="calibration",
+            )
 
     def run(self, ctx: pf.RunContext) -> pf.IntervalResult:
         """Compute the interval and its ledger."""
         total = ctx.accountant.per_call(ctx.budget, 1)  # the budget in the accountant's unit
         gdp = total if isinstance(total, pf.GDP) else None
-        if gdp is None and self.calibration == "clt":
-            raise ConfigError(
-                f"'clt' calibrates Gaussian releases under GDP accounting; with the '{ctx.accountant.name}' "
-                "accountant use calibration='composition'",
-                path="calibration",
-            )
+        if gdp is None:
+            self._check_calibration(ctx.accountant.name)
         sample_rng, center_rng, release_rng = ctx.generators(3)
         n = ctx.n
         resamples = ctx.resample(sample_rng)
