@@ -441,6 +441,8 @@ def test_a_staircase_variant_extending_seed1_mean_reports_paired_differences(
     assert stair["compare_pairs"] == 5
     assert stair["width_diff"] == pytest.approx(stair["mean_width"] - base["mean_width"], rel=1e-9)
     assert stair["width_diff_se"] > 0  # different noise on the same resamples: the differences vary
+    assert set(stair["noise_scale"]) == {"center", "radius"}
+    assert min(stair["noise_scale"].values()) > 0
     assert saved["common_random_numbers"] is True
     text = (tmp_path / "seed1-stair" / "results.csv").read_text(encoding="utf-8")
     by_method = {r["method"]: r for r in csv.DictReader(io.StringIO(text)) if r["budget"] == "mu=1"}

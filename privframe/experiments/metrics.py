@@ -6,6 +6,8 @@ Definitions (documented in docs/experiments.md):
   ``coverage_se = sqrt(c (1 - c) / successes)``;
 - ``mean_width``: mean interval length (2 x radius for balls) over successful trials, and
   ``width_sd`` its sample standard deviation (n - 1 denominator) across those trials;
+- ``noise_scale``: per privacy-event label (``center``, ``radius``...), the median over successful
+  trials of the noise scale the event records (sd for Gaussian noise, scale for Laplace);
 - ``oracle_ratio``: ``mean_width`` over the experiment's oracle width at n (``oracle_width``), if given;
 - ``rel_width``: mean over trials of ``width / reference width`` on the same data (the reference cell
   of the same n; trials where either failed, or the reference width is 0, are left out);
@@ -31,7 +33,7 @@ import attrs
 
 from privframe.experiments.cells import CellTask
 from privframe.experiments.config import materialise
-from privframe.experiments.trial import CellOutcome
+from privframe.experiments.trial import CellOutcome, TrialRecord
 from privframe.pipeline import Pipeline
 
 __all__ = ["TIMING_COLUMNS", "CellSummary", "describe_pipeline", "summarise"]
@@ -65,6 +67,7 @@ class CellSummary:
     delta: float | None
     reference: str | None
     width_sd: float | None = None
+    noise_scale: dict[str, float] = attrs.field(factory=dict)
     sampler: str | None = None
     mechanism: str | None = None
     accountant: str | None = None
@@ -151,6 +154,14 @@ def _paired(outcome: CellOutcome, baseline: CellOutcome) -> tuple[int, list[floa
     return len(widths), widths, covers
 
 
+def _median_noise_scales(records: Sequence[TrialRecord]) -> dict[str, float]:
+    """Per event label, the median noise scale over the released trials that recorded one."""
+    labels = sorted({label for r in records for label in r.noise_scales})
+    return {
+        label: statistics.median(r.noise_scales[label] for r in records if label in r.noise_scales) for label in labels
+    }
+
+
 def summarise(
     task: CellTask,
     outcome: CellOutcome,
@@ -224,6 +235,7 @@ def summarise(
         delta=guarantee.delta if guarantee is not None else None,
         reference=reference.cell.method if reference is not None else None,
         width_sd=_sd(widths),
+        noise_scale=_median_noise_scales(ok),
         sampler=name("sampler"),
         mechanism=name("mechanism"),
         accountant=name("accountant"),

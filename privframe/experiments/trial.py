@@ -48,6 +48,9 @@ class TrialRecord:
         Wall time of the call in milliseconds (data generation excluded).
     peak_mib : float or None
         Peak traced memory of the call in MiB, when measured.
+    noise_scales : dict of str to float
+        The noise scale of each privacy event of the released result, by event label (the largest when a
+        label repeats); public, as every event field.
     """
 
     trial: int
@@ -56,6 +59,7 @@ class TrialRecord:
     width: float | None
     ms: float
     peak_mib: float | None = None
+    noise_scales: dict[str, float] = attrs.field(factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain values for JSON."""
@@ -177,6 +181,14 @@ def failure_note(task: CellTask, trial: int) -> str:
     )
 
 
+def _noise_scales(result: IntervalResult | RegionResult) -> dict[str, float]:
+    scales: dict[str, float] = {}
+    for event in result.privacy.events:
+        if event.noise_scale is not None:
+            scales[event.label] = max(scales.get(event.label, 0.0), float(event.noise_scale))
+    return scales
+
+
 def run_cell(task: CellTask) -> CellOutcome:
     """Run every trial of one cell (the function executors distribute)."""
     started = time.perf_counter()
@@ -205,7 +217,7 @@ def run_cell(task: CellTask) -> CellOutcome:
             raise
         assert isinstance(result, (IntervalResult, RegionResult))
         covered = result.contains(task.truth)
-        records.append(TrialRecord(trial, None, covered, float(result.width), ms, peak))
+        records.append(TrialRecord(trial, None, covered, float(result.width), ms, peak, _noise_scales(result)))
         if guarantee is None:
             guarantee = guarantee_of(result.privacy.total, task.delta)
             parameters = {k: _plain_parameter(v) for k, v in result.parameters.items()}
