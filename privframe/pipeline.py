@@ -33,7 +33,7 @@ from privframe.data import as_data
 from privframe.errors import BudgetError, ConfigError, PluginError, PTRFailed, join_path
 from privframe.evaluation import guarded
 from privframe.method import Method
-from privframe.protocols import RangedStatistic, Statistic, StatisticWithDefaultMechanism
+from privframe.protocols import RangedStatistic, Sampler, Statistic, StatisticWithDefaultMechanism
 from privframe.registration import Kind, PluginEntry
 from privframe.registry import PluginRegistry, registry
 from privframe.resampling import RunOptions
@@ -525,6 +525,15 @@ class Pipeline:
             raise ConfigError("must be a positive integer", path="n")
         return _select_auto(self, int(n))
 
+    def check(self, n: int) -> None:
+        """Raise the ``ConfigError`` the method would raise on n records before reading them, if any.
+
+        A method may refuse its sampler's design at n (an optional ``check_design(design, statistic)``,
+        e.g. blbquant's ``min_block``); the design depends on n and the options only, so the refusal is
+        public. A ``method="auto"`` pipeline checks the method it would choose.
+        """
+        _check_design(self.select(n), n)
+
     def run(self, x: npt.ArrayLike, rng: RngLike = None) -> IntervalResult | RegionResult:
         """Run on data ``x``; a scalar statistic gives an ``IntervalResult``, a vector one a ``RegionResult``.
 
@@ -674,6 +683,18 @@ def _check_auto(pipe: Pipeline) -> None:
     )
 
 
+def _check_design(pipe: Pipeline, n: int) -> None:
+    """Let the method refuse its sampler's design at n (an optional ``check_design(design, statistic)``).
+
+    The design depends on n and the options only, so a refusal here is public, like the method's own.
+    """
+    resolved = pipe.resolve()
+    check = getattr(resolved.method, "check_design", None)
+    sampler = resolved.parts.get("sampler")
+    if check is not None and isinstance(sampler, Sampler):
+        check(sampler.design(n), resolved.statistic)
+
+
 def _select_auto(pipe: Pipeline, n: int) -> Pipeline:
     """The best-ranked candidate of the nearest map cell that accepts the budget (public inputs only)."""
     method_map = _auto_map(pipe)
@@ -690,6 +711,7 @@ def _select_auto(pipe: Pipeline, n: int) -> Pipeline:
     for entry in cell.candidates():
         try:
             chosen = _concrete(pipe, entry)
+            _check_design(chosen, n)
         except (BudgetError, ConfigError) as exc:
             passed_over.append((entry, f"refused this budget: {exc.message}"))
             continue

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Any
 
@@ -15,6 +16,7 @@ from privframe_std.methods.blbquant import blb_blocks, blb_replicates
 from privframe_std.methods.blbquant import method as blbquant_module
 from privframe_std.methods.blbquant.roots import block_roots, weighted_estimator
 from privframe_std.methods.blbquant.search import above_threshold, block_count, block_histograms, nested_coverages
+from privframe_std.methods.blbquant.weights import multinomial_weights
 
 TRUNC = stats.truncnorm(a=-3, b=2, scale=2)  # N(0, 2^2) truncated to [-6, 4]: the blbquant-grid population
 TRUE_MEAN = float(TRUNC.mean())
@@ -35,7 +37,9 @@ def test_truth_matches_the_experiment_grid() -> None:
 
 def test_default_settings_follow_the_paper() -> None:
     n, eps = 1000, 8.0
-    res = pf.confidence_interval(_data(n, 0), "mean", method="blbquant", budget=pf.PureDP(eps), bounds=BOUNDS, rng=1)
+    res = pf.confidence_interval(
+        _data(n, 0), "mean", method="blbquant", min_block=0, budget=pf.PureDP(eps), bounds=BOUNDS, rng=1
+    )
     p = res.parameters
     s = math.ceil(10 * math.log(n) / (eps / 2))
     assert (p["s"], p["b"]) == (s, n // s) == (18, 55)
@@ -51,7 +55,9 @@ def test_default_settings_follow_the_paper() -> None:
 
 def test_ledger_is_pure_eps_and_noise_scales_are_exact() -> None:
     n, eps = 1000, 8.0
-    res = pf.confidence_interval(_data(n, 2), "mean", method="blbquant", budget=pf.PureDP(eps), bounds=BOUNDS, rng=3)
+    res = pf.confidence_interval(
+        _data(n, 2), "mean", method="blbquant", min_block=0, budget=pf.PureDP(eps), bounds=BOUNDS, rng=3
+    )
     center, search = res.privacy.events
     assert center.budget == pf.PureDP(eps / 2)
     assert center.mechanism == "laplace"
@@ -69,17 +75,19 @@ def test_ledger_is_pure_eps_and_noise_scales_are_exact() -> None:
 
 def test_budgets() -> None:
     x = _data(600, 4)
-    res = pf.confidence_interval(x, "mean", method="blbquant", budget=pf.ApproxDP(8.0, 1e-6), bounds=BOUNDS, rng=1)
+    res = pf.confidence_interval(
+        x, "mean", method="blbquant", min_block=0, budget=pf.ApproxDP(8.0, 1e-6), bounds=BOUNDS, rng=1
+    )
     assert res.privacy.total == pf.PureDP(8.0)  # pure eps-DP implies (eps, delta); no delta is spent
     with pytest.raises(pf.BudgetError, match=r"^budget: blbquant is pure epsilon-DP"):
-        pf.confidence_interval(x, "mean", method="blbquant", budget=pf.GDP(1.0), bounds=BOUNDS)
+        pf.confidence_interval(x, "mean", method="blbquant", min_block=0, budget=pf.GDP(1.0), bounds=BOUNDS)
     with pytest.raises(pf.BudgetError):
-        pf.confidence_interval(x, "mean", method="blbquant", budget=None, bounds=BOUNDS)
+        pf.confidence_interval(x, "mean", method="blbquant", min_block=0, budget=None, bounds=BOUNDS)
 
 
 def test_options_and_errors() -> None:
     x = _data(800, 5)
-    kw: dict[str, Any] = {"method": "blbquant", "budget": pf.PureDP(8.0), "bounds": BOUNDS}
+    kw: dict[str, Any] = {"method": "blbquant", "min_block": 0, "budget": pf.PureDP(8.0), "bounds": BOUNDS}
     res = pf.confidence_interval(x, "mean", s=10, R=150, grid=(-10, 10), bin_width=0.05, rng=1, **kw)
     assert (res.parameters["s"], res.parameters["R"], res.parameters["bins"]) == (10, 150, 512)
     again = pf.confidence_interval(x, "mean", s=10, R=150, grid=(-10, 10), bin_width=0.05, rng=1, **kw)
@@ -91,7 +99,65 @@ def test_options_and_errors() -> None:
     with pytest.raises(pf.ConfigError, match=r"^statistic:"):
         pf.confidence_interval(x, "u-statistic", **kw)
     with pytest.raises(pf.ConfigError, match=r"^sampler\.s:"):
-        pf.confidence_interval(x[:30], "mean", method="blbquant", budget=pf.PureDP(0.5), bounds=BOUNDS)
+        pf.confidence_interval(x[:30], "mean", method="blbquant", min_block=0, budget=pf.PureDP(0.5), bounds=BOUNDS)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# min_block: blocks too small for the statistic are refused by default
+
+
+@pytest.mark.parametrize(
+    ("statistic", "options", "n", "eps", "effective"),
+    [
+        ("mean", {}, 1000, 8.0, "55 records"),  # the paper's own setting: 18 blocks of 55
+        ("mean", {}, 2000, 5.0, "64 records"),
+        ("median", {}, 2000, 5.0, "64 records"),
+        ("quantile", {"q": 0.9}, 10_000, 5.0, "54 records in the tail"),  # 2 x 270 x 0.1
+    ],
+)
+def test_blocks_below_min_block_are_refused_before_anything_is_released(
+    statistic: str, options: dict[str, Any], n: int, eps: float, effective: str
+) -> None:
+    x = _data(n, 30)
+    with pytest.raises(pf.ConfigError, match=r"^min_block: ") as info:
+        pf.confidence_interval(
+            x, statistic, method="blbquant", budget=pf.PureDP(eps), bounds=BOUNDS, rng=1, **options
+        )  # fmt: skip
+    message = str(info.value)
+    assert effective in message
+    assert "cr-gs" in message
+    assert "min_block=0" in message
+    # the rule reads n, epsilon and q only: the same refusal for any data of that size
+    with pytest.raises(pf.ConfigError, match=r"^min_block: "):
+        pf.confidence_interval(
+            np.full(n, 4.0), statistic, method="blbquant", budget=pf.PureDP(eps), bounds=BOUNDS, rng=1, **options
+        )  # fmt: skip
+    paper = pf.confidence_interval(
+        x, statistic, method="blbquant", min_block=0, budget=pf.PureDP(eps), bounds=BOUNDS, rng=1, **options
+    )  # fmt: skip
+    assert paper.low < paper.high
+
+
+def test_blocks_at_min_block_run_by_default() -> None:
+    """n = 10 000 at eps = 5: 37 blocks of 270 records, enough for the mean and the median."""
+    x = _data(10_000, 31)
+    for statistic in ("mean", "median"):
+        res = pf.confidence_interval(x, statistic, method="blbquant", budget=pf.PureDP(5.0), bounds=BOUNDS, rng=2)
+        assert (res.parameters["s"], res.parameters["b"]) == (37, 270)
+        assert res.low < res.high
+    lower = pf.confidence_interval(
+        x, "mean", method="blbquant", min_block=270, budget=pf.PureDP(5.0), bounds=BOUNDS, rng=2
+    )
+    assert lower.low < lower.high
+    with pytest.raises(pf.ConfigError, match=r"^min_block: "):
+        pf.confidence_interval(x, "mean", method="blbquant", min_block=271, budget=pf.PureDP(5.0), bounds=BOUNDS)
+
+
+def test_a_pipeline_reports_the_refusal_at_n_without_data() -> None:
+    pipe = pf.Pipeline.build("mean", method="blbquant", budget=pf.PureDP(5.0), bounds=BOUNDS)
+    pipe.check(10_000)
+    with pytest.raises(pf.ConfigError, match=r"^min_block: "):
+        pipe.check(2000)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -136,7 +202,7 @@ def test_method_draws_one_threshold_per_search(monkeypatch: pytest.MonkeyPatch, 
     monkeypatch.setattr(blbquant_module, "above_threshold", counted)
     eps = 8.0
     res = pf.confidence_interval(
-        _data(800, 6), "mean", method="blbquant", budget=pf.PureDP(eps), bounds=BOUNDS, sets=sets, rng=7
+        _data(800, 6), "mean", method="blbquant", min_block=0, budget=pf.PureDP(eps), bounds=BOUNDS, sets=sets, rng=7
     )
     eps_search = eps / 2 / searches
     assert [c for c in calls if c[1] is None] == [(2 / eps_search, None)] * searches
@@ -234,6 +300,45 @@ def test_weighted_exponential_pieces_match_the_exponential_mechanism() -> None:
     assert all(mass[j] == pytest.approx(ref_mass[j], rel=1e-12) for j in mass)
 
 
+@pytest.mark.parametrize(("k", "total"), [(3, 20), (5, 12), (2, 3)])  # Poisson path (lam >= 1); direct (lam < 1)
+def test_multinomial_weights_have_the_multinomial_law(k: int, total: int) -> None:
+    """The joint law of the weight vector: chi-square over every composition of ``total`` into k parts.
+
+    60 000 rows; compositions with fewer than 10 expected rows are pooled. About 16% of the Poisson rows are
+    over-full and redrawn, so the test covers the rejection branch as well as the uniform fill.
+    """
+    rows = 60_000
+    counts = multinomial_weights(np.random.default_rng(6), rows, k, total).astype(np.int64)
+    assert np.all(counts.sum(axis=1) == total)
+    compositions = [c for c in itertools.product(range(total + 1), repeat=k) if sum(c) == total]
+    position = {c: i for i, c in enumerate(compositions)}
+    observed = np.zeros(len(compositions))
+    for row in map(tuple, counts.tolist()):
+        observed[position[row]] += 1
+    expected = rows * np.array([stats.multinomial.pmf(c, total, [1 / k] * k) for c in compositions])
+    keep = expected >= 10
+    obs, exp = observed[keep], expected[keep]
+    if not keep.all():
+        obs, exp = np.append(obs, observed[~keep].sum()), np.append(exp, expected[~keep].sum())
+    assert stats.chisquare(obs, exp).pvalue > 0.001
+
+
+def test_multinomial_weights_moments_at_blb_scale() -> None:
+    """Rows of Mult(20 000; 1/100) (the median's blocks at n = 20 000): each count Bin(20 000, 1/100), mean 200,
+    variance 198, neighbouring cells covary -2. 3000 rows x 100 cells: the pooled variance has relative SE
+    ~ 1/sqrt(3000 * 100 / 2) ~ 0.26% (5 SE: 1.3%); the pooled covariance of 50 disjoint pairs SE ~ 198 /
+    sqrt(150 000) ~ 0.51 (5 SE)."""
+    rows, k, total = 3000, 100, 20_000
+    counts = multinomial_weights(np.random.default_rng(7), rows, k, total)
+    assert np.all(counts.sum(axis=1) == total)
+    assert counts.mean() == pytest.approx(200.0)
+    var = counts.var(axis=0, ddof=1).mean()
+    assert var == pytest.approx(total * (1 / k) * (1 - 1 / k), rel=5 * math.sqrt(2 / (rows * k)))
+    centred = counts - 200.0
+    cov = np.mean([np.mean(centred[:, 2 * i] * centred[:, 2 * i + 1]) for i in range(50)])
+    assert cov == pytest.approx(-total / k**2, abs=5 * 198 / math.sqrt(rows * 50))
+
+
 def test_mean_roots_have_the_little_bootstrap_spread() -> None:
     """Root of a weighted mean: ``-sum W_i (x_i - xbar) / sqrt(n) - sqrt(n) L``, W ~ Mult(n; 1/b).
 
@@ -267,7 +372,14 @@ def test_median_with_an_additive_mechanism() -> None:
     noise is (high - low) / eps_param whatever n is (which is why the exponential mechanism is the default)."""
     n = 1000
     res = pf.confidence_interval(
-        _data(n, 16), "median", method="blbquant", budget=pf.PureDP(8.0), bounds=BOUNDS, mechanism="laplace", rng=2
+        _data(n, 16),
+        "median",
+        method="blbquant",
+        min_block=0,
+        budget=pf.PureDP(8.0),
+        bounds=BOUNDS,
+        mechanism="laplace",
+        rng=2,
     )
     assert res.parameters["mechanism"] == "laplace"
     assert res.privacy.events[0].noise_scale == pytest.approx(10 / 4.0)
@@ -275,10 +387,12 @@ def test_median_with_an_additive_mechanism() -> None:
 
 
 def test_shared_weights_only_at_large_r_times_n() -> None:
-    small = pf.confidence_interval(_data(1000, 14), "mean", method="blbquant", budget=pf.PureDP(8.0), bounds=BOUNDS)
+    small = pf.confidence_interval(
+        _data(1000, 14), "mean", method="blbquant", min_block=0, budget=pf.PureDP(8.0), bounds=BOUNDS
+    )
     assert small.parameters["weights"] == "independent"
     forced = pf.confidence_interval(
-        _data(1000, 14), "mean", method="blbquant", budget=pf.PureDP(8.0), bounds=BOUNDS, weights="shared"
+        _data(1000, 14), "mean", method="blbquant", min_block=0, budget=pf.PureDP(8.0), bounds=BOUNDS, weights="shared"
     )
     assert forced.parameters["weights"] == "shared"
 
@@ -295,6 +409,7 @@ def _coverage(statistic: str, n: int, trials: int, seed: int, truth: float, **op
             _data(n, data_seed),
             statistic,
             method="blbquant",
+            min_block=0,
             budget=pf.PureDP(8.0),
             bounds=BOUNDS,
             confidence=0.95,

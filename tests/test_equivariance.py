@@ -82,10 +82,11 @@ PRIVATE: list[tuple[str, str, dict[str, Any]]] = [
     ("cr-ss", "quantile", {"budget": pf.GDP(8.0, delta=1e-6), "q": 0.25}),
     ("dette-graw", "mean", {"budget": pf.GDP(2.0)}),
     ("privboot", "mean", {"budget": pf.GDP(4.0), "ci": "standard", "B": 400}),
-    ("blbquant", "mean", {"budget": pf.PureDP(8.0)}),
-    ("blbquant", "median", {"budget": pf.PureDP(8.0)}),
-    ("blbquant", "quantile", {"budget": pf.PureDP(8.0), "q": 0.25}),
-    ("blbquant", "mean", {"budget": pf.PureDP(8.0), "sets": "equal-tailed"}),
+    # blbquant's paper setting (n = 1000, eps = 8: 18 blocks of 55 records) is below its min_block
+    ("blbquant", "mean", {"budget": pf.PureDP(8.0), "min_block": 0}),
+    ("blbquant", "median", {"budget": pf.PureDP(8.0), "min_block": 0}),
+    ("blbquant", "quantile", {"budget": pf.PureDP(8.0), "q": 0.25, "min_block": 0}),
+    ("blbquant", "mean", {"budget": pf.PureDP(8.0), "sets": "equal-tailed", "min_block": 0}),
     ("privsub", "mean", {"budget": pf.ApproxDP(2.0, 1e-6)}),
     ("privsub", "mean", {"budget": pf.GDP(2.0)}),
     ("privsub", "median", {"budget": pf.PureDP(4.0)}),
@@ -233,7 +234,7 @@ def test_blbquant_default_grid_and_bins_follow_the_bounds() -> None:
     assert default_bin_width(pf.Bounds(*BOUNDS), N) == pytest.approx(1 / math.sqrt(N), rel=1e-15)
     assert default_bin_width(pf.Bounds(-597.0, 403.0), N) == pytest.approx(100 / math.sqrt(N), rel=1e-15)
     a, b = GENERAL
-    plain, mapped = _pair("blbquant", "median", {"budget": pf.PureDP(8.0)}, a, b)
+    plain, mapped = _pair("blbquant", "median", {"budget": pf.PureDP(8.0), "min_block": 0}, a, b)
     assert plain.parameters["bins"] == mapped.parameters["bins"] == 2048  # 50 sqrt(1000) = 1581, rounded up
     assert mapped.parameters["grid"] == (a * -25.0, a * 25.0) == (-2500.0, 2500.0)
     assert mapped.diagnostics["bin_width"] == pytest.approx(a * plain.diagnostics["bin_width"], rel=1e-15)
@@ -242,7 +243,7 @@ def test_blbquant_default_grid_and_bins_follow_the_bounds() -> None:
 
 def test_blbquant_explicit_bin_width_stays_in_data_units() -> None:
     """A bin width given by the user is used as given (data units), so it means more bins on wider bounds."""
-    kw: dict[str, Any] = {"method": "blbquant", "budget": pf.PureDP(8.0), "bin_width": 5.0, "rng": 1}
+    kw: dict[str, Any] = {"method": "blbquant", "budget": pf.PureDP(8.0), "bin_width": 5.0, "rng": 1, "min_block": 0}
     x = _data()
     plain = pf.confidence_interval(x, "mean", bounds=BOUNDS, **kw)
     mapped = pf.confidence_interval(100 * x, "mean", bounds=_mapped_bounds(100.0, 0.0), **kw)
@@ -273,6 +274,7 @@ def test_blbquant_median_coverage_does_not_depend_on_the_unit() -> None:
                 a * x,
                 "median",
                 method="blbquant",
+                min_block=0,
                 budget=pf.PureDP(8.0),
                 bounds=_mapped_bounds(a, 0.0),
                 confidence=0.95,

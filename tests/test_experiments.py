@@ -744,6 +744,23 @@ def test_smoke_run_of_every_builtin_experiment(name: str, tmp_path: Path) -> Non
     assert (tmp_path / name / "results.json").is_file()
 
 
+def test_a_design_refused_at_one_n_is_recorded_for_that_n_only(tmp_path: Path) -> None:
+    """blbquant at pure eps = 5: 270 records per block at n = 10 000 (runs), 64 at n = 2000 (refused)."""
+    budgets = [{"label": "eps=5", "pure": {"unit": "pure-dp", "epsilon": 5.0}}]
+    blb = {"method": "blbquant", "budget": "pure", "reference": "sub"}
+    config = _config(**{"grid/budgets": budgets, "grid/n": [2000, 10_000], "methods/blb": blb, "trials": 1})
+    del config["experiment"]["methods"]["cr-gs-wor"]
+    with pytest.raises(pf.ConfigError, match=r"^min_block: "):
+        E.run(config)
+    config["experiment"]["record_refused"] = True
+    res = E.run(config, out=tmp_path)
+    assert [(r.method, r.budget, r.n) for r in res.refused] == [("blb", "eps=5", 2000)]
+    assert sorted((row.method, row.n) for row in res.rows if row.budget == "eps=5") == [("blb", 10_000)]
+    assert res.table().splitlines()[-1].startswith("refused: blb at eps=5, n = 2000 (blbquant's 31 blocks")
+    saved = json.loads((tmp_path / "toy" / "results.json").read_text(encoding="utf-8"))
+    assert saved["refused"][0]["n"] == 2000
+
+
 def test_refusals_are_recorded_only_when_asked_and_typos_still_fail(tmp_path: Path) -> None:
     budgets = [
         {"label": "mu=1", "gdp": {"unit": "gdp", "mu": 1.0}},

@@ -152,6 +152,7 @@ def expand(spec: ExperimentSpec) -> list[CellTask]:
     tasks: list[CellTask] = []
     truths = {m.label: spec.truth(m) for m in spec.methods}
     refused = spec.refusals()
+    too_small = spec.size_refusals()
     groups: list[tuple[str, Any]] = [(level.label, level) for level in spec.levels] + [(NON_PRIVATE, None)]
     for label, level in groups:
         for method in spec.methods:
@@ -161,6 +162,8 @@ def expand(spec: ExperimentSpec) -> list[CellTask]:
             if level is not None and method.budget is not None:
                 table["budget"] = budget_table(level.slots[method.budget])
             for n in spec.n:
+                if (method.label, label, n) in too_small:
+                    continue
                 tasks.append(
                     CellTask(
                         experiment=spec.name,

@@ -274,6 +274,29 @@ class ExperimentSpec:
                     out[(method.label, level.label)] = reason
         return out
 
+    def size_refusals(self) -> dict[tuple[str, str, int], str]:
+        """``{(method label, level label, n): reason}`` for cells a method refuses at their n alone.
+
+        With ``record_refused``, a pipeline that builds at a level may still refuse the design at some n
+        (:meth:`privframe.Pipeline.check`, e.g. blbquant's blocks too small for its ``min_block``): those
+        cells are recorded, not run. Public inputs only: no data are drawn.
+        """
+        out: dict[tuple[str, str, int], str] = {}
+        if not self.record_refused:
+            return out
+        refused = self.refusals()
+        for method in self.methods:
+            for level in self.cells_levels(method):
+                if level is None or method.budget is None or (method.label, level.label) in refused:
+                    continue
+                pipe = self.pipeline(method, level)
+                for n in self.n:
+                    try:
+                        pipe.check(n)
+                    except ConfigError as exc:
+                        out[(method.label, level.label, n)] = exc.message
+        return out
+
     def validate(self) -> None:
         """Build every pipeline and compute every truth once, so errors surface before any trial runs.
 

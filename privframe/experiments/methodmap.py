@@ -114,7 +114,12 @@ def build_method_map(result: ExperimentResult, *, command: str | None = None) ->
                 cell = (key, n, level.label)
                 nominals[cell] = nominal
                 refusal = next(
-                    (r for r in result.refused if r.method == method.label and r.budget == level.label), None
+                    (
+                        r
+                        for r in result.refused
+                        if r.method == method.label and r.budget == level.label and r.n in (None, n)
+                    ),
+                    None,
                 )
                 if refusal is not None:
                     groups.setdefault(cell, []).append(MapEntry(method.label, table, parts, refused=refusal.reason))

@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime
 import json
 import shutil
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -114,7 +114,7 @@ def _section(meta: dict[str, Any], figure: str | None) -> list[str]:
     ]
     refused = meta.get("refused") or []
     if refused:
-        lines += ["Refused: " + "; ".join(f"{r['method']} at {r['budget']} ({r['reason']})" for r in refused), ""]
+        lines += ["Refused: " + "; ".join(_refusal_text(r) for r in refused), ""]
     if figure is not None:
         lines += [f"![{meta['experiment']}: coverage and width against n]({figure})", ""]
     return lines
@@ -161,3 +161,8 @@ def write_report(root: str | Path, path: str | Path, *, command: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines).rstrip() + "\n", encoding="utf-8")
     return path
+
+
+def _refusal_text(refusal: Mapping[str, Any]) -> str:
+    where = refusal["budget"] if refusal.get("n") is None else f"{refusal['budget']}, n = {refusal['n']}"
+    return f"{refusal['method']} at {where} ({refusal['reason']})"

@@ -30,7 +30,8 @@ ExperimentLike = str | Path | Mapping[str, Any] | ExperimentSpec
 
 @attrs.frozen
 class Refusal:
-    """A method that refused a budget level when its pipeline was built (``record_refused`` experiments).
+    """A method that refused a budget level when its pipeline was built, or the design at one n
+    (``record_refused`` experiments).
 
     Attributes
     ----------
@@ -44,6 +45,8 @@ class Refusal:
         Budget level label.
     reason : str
         The refusal's message (public: it names a rule, never data).
+    n : int or None
+        The sample size refused, or None when the level is refused at every n.
     """
 
     method: str
@@ -51,6 +54,12 @@ class Refusal:
     statistic: str
     budget: str
     reason: str
+    n: int | None = None
+
+    def describe(self) -> str:
+        """``method at level[, n = N] (reason)``, for tables and reports."""
+        where = self.budget if self.n is None else f"{self.budget}, n = {self.n}"
+        return f"{self.method} at {where} ({self.reason})"
 
     def to_dict(self) -> dict[str, Any]:
         """Plain values."""
@@ -90,7 +99,7 @@ class ExperimentResult:
                 f"Δwidth, Δcov: paired differences method - {self.spec.compare} over the trials in which "
                 "both released, ± 1 SE"
             )
-        lines += [f"refused: {r.method} at {r.budget} ({r.reason})" for r in self.refused]
+        lines += [f"refused: {r.describe()}" for r in self.refused]
         return "\n".join(lines)
 
     def comparable_rows(self) -> list[dict[str, Any]]:
@@ -247,6 +256,9 @@ def run(
     refused = tuple(
         Refusal(label, spec.method(label).method_name, spec.method(label).statistic_name, level, reason)
         for (label, level), reason in spec.refusals().items()
+    ) + tuple(
+        Refusal(label, spec.method(label).method_name, spec.method(label).statistic_name, level, reason, n)
+        for (label, level, n), reason in spec.size_refusals().items()
     )
     outcomes: dict[str, CellOutcome] = {}
     if resume and store is not None:

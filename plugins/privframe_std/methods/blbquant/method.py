@@ -47,6 +47,17 @@ def blb_blocks(n: int, eps_cdf: float) -> int:
     return math.ceil(round(10.0 * math.log(n) / eps_cdf, 9))
 
 
+MIN_BLOCK = 200
+"""Default fewest records per block (for a quantile, in the tail the statistic needs); see ``min_block``."""
+
+
+def effective_block(b: int, statistic: pf.Statistic) -> float:
+    """Records of a block that inform the statistic: ``b``, or ``2 b min(q, 1 - q)`` for a q-quantile."""
+    if isinstance(statistic, pf.QuantileStatistic):
+        return 2.0 * b * min(statistic.q, 1.0 - statistic.q)
+    return float(b)
+
+
 def blb_replicates(n: int, b: int) -> int:
     """``R = clip(sqrt(n) b / ln n, 100, 10000)`` (rounded up)."""
     return int(min(10_000, max(100, math.ceil(math.sqrt(n) * b / math.log(n)))))
@@ -124,6 +135,12 @@ class BLBQuant:
         unchanged since the weights do not depend on the data). "auto" uses "independent" until ``R * n``
         exceeds ``SHARED_WEIGHTS_CELLS`` (where R = 10000 makes the Monte Carlo error of each coverage
         ~0.002), then "shared". [choice]
+    min_block : int, default 200
+        The fewest records a block may hold for the statistic (``b`` for the mean, ``2 b min(q, 1 - q)``
+        for a q-quantile); smaller blocks are refused with a ``ConfigError``. The search picks the set that
+        covers in the *median* block, and a small block's spread is biased low for skewed data (the median
+        of a block's sample variance is half the variance at b = 13 on lognormal data, so a nominal 0.9
+        interval covered 0.77). The rule reads only n, epsilon and q. 0 runs the paper's construction. [choice]
     """
 
     name: ClassVar[str] = "blbquant"
@@ -138,6 +155,7 @@ class BLBQuant:
     bin_width: float | None = attrs.field(default=None, validator=pf.validators.optional(pf.validators.positive))
     sets: str = attrs.field(default="symmetric", validator=pf.validators.choice("symmetric", "equal-tailed"))
     weights: str = attrs.field(default="auto", validator=pf.validators.choice("auto", "independent", "shared"))
+    min_block: int = attrs.field(default=MIN_BLOCK, validator=pf.validators.integer_at_least(0))
 
     def _searches(self) -> tuple[str, ...]:
         return ("symmetric",) if self.sets == "symmetric" else ("upper", "lower")
@@ -164,6 +182,32 @@ class BLBQuant:
 
             defaults["s"] = blocks
         return defaults
+
+    def check_design(self, design: pf.Design, statistic: pf.Statistic) -> None:
+        """Refuse blocks too small for the statistic (``min_block``); public inputs only.
+
+        Called before the search runs, and by ``method="auto"`` to pass over a method that would refuse.
+
+        Parameters
+        ----------
+        design : Design
+            The partition's design: ``B = s`` blocks of ``m = b`` records out of ``n``.
+        statistic : Statistic
+            The statistic (its ``q`` for quantiles).
+        """
+        n, s, b = design.n, design.B, design.m
+        effective = effective_block(b, statistic)
+        if effective < self.min_block:
+            what = (
+                "records" if effective == b else f"records in the tail the {statistic.name} needs (2 b min(q, 1 - q))"
+            )
+            raise ConfigError(
+                f"blbquant's {s} blocks of b = {b} records at n = {n} leave {effective:g} {what}, below "
+                f"min_block = {self.min_block}: the median block then understates the spread of skewed data "
+                "(a nominal 0.9 interval of a lognormal mean covered 0.77 at b = 13, 0.85 at b = 64); use "
+                "cr-gs, privsub or method='auto', a larger epsilon or n, or min_block=0 for the paper's construction",
+                path="min_block",
+            )
 
     def run(self, ctx: pf.RunContext) -> pf.IntervalResult:
         """Compute the interval and its ledger."""
@@ -194,6 +238,7 @@ class BLBQuant:
             raise ConfigError("blbquant needs disjoint blocks ('partition')", path="sampler")
         n = ctx.n
         s, b = partition.B, partition.m
+        self.check_design(partition.design, statistic)
         blocks_index = partition.matrix()
         R = self.R if self.R is not None else blb_replicates(n, b)
         tau_n = ctx.rate(n)
