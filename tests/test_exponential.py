@@ -10,7 +10,12 @@ import pytest
 from scipy import stats
 
 import privframe as pf
-from privframe_std.mechanisms.exponential import ExponentialMechanism, quantile_log_density, quantile_log_weights
+from privframe_std.mechanisms.exponential import (
+    ExponentialMechanism,
+    _exp_in_place,
+    quantile_log_density,
+    quantile_log_weights,
+)
 from privframe_std.statistics import Mean, Median, Quantile
 
 LOW, HIGH = 0.0, 1.0
@@ -137,3 +142,18 @@ def test_privsub_median_defaults_to_the_exponential_mechanism_and_mechanism_over
     assert mu_sub == pytest.approx(math.sqrt(0.5 / 60))
     assert gdp.diagnostics["epsilon_sub"] == pytest.approx(pf.accounting.gdp_pure_epsilon(mu_sub))
     assert gdp.privacy.events[1].budget == pf.GDP(mu_sub)
+
+
+def test_exp_in_place_is_exp_bit_for_bit_around_the_underflow() -> None:
+    """The fast path sends values below -746 to -inf before exp: the same doubles as ``np.exp`` everywhere,
+    the denormal range (-745.13, -708.4) and the exact zeros below it included."""
+    values = np.concatenate(
+        [
+            np.linspace(-800.0, -700.0, 20_001),
+            [-np.inf, -746.0, np.nextafter(-746.0, 0.0), -745.1332191019412, -745.13321910194, 0.0, 1.0],
+        ]
+    )
+    expected = np.exp(values)
+    got = _exp_in_place(values.copy())
+    np.testing.assert_array_equal(got, expected)
+    assert np.all(got[values < -745.14] == 0.0)
