@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Any
 from privframe import accounting, estimators, evaluation, noise, resampling, validators
 from privframe._rng import RngLike, as_seed_sequence, spawn_generators
 from privframe.api import confidence_interval, confidence_region
-from privframe.budgets import GDP, ApproxDP, Budget, PureDP, as_gdp, budget_from_table, budget_to_table
+from privframe.budgets import GDP, MAX_DELTA, ApproxDP, Budget, PureDP, as_gdp, budget_from_table, budget_to_table
 from privframe.context import RunContext
-from privframe.curves import PrivacyCurve, event_pld, privacy_curve
+from privframe.curves import PrivacyCurve, privacy_curve
 from privframe.data import as_data, load_data
 from privframe.errors import (
     BudgetError,
@@ -29,7 +29,7 @@ from privframe.errors import (
 )
 from privframe.estimators import CallableEstimator, MechanismEstimator, PrivateEstimator
 from privframe.hookspecs import hookimpl
-from privframe.ledger import Ledger, PrivacyEvent, Subsample
+from privframe.ledger import Ledger, PrivacyEvent, Subsample, event_pld
 from privframe.method import Method
 from privframe.pipeline import Part, Pipeline, ResolvedPipeline
 from privframe.protocols import (
@@ -110,6 +110,7 @@ __all__ = [
     "IntervalResult",
     "L2Ball",
     "Ledger",
+    "MAX_DELTA",
     "Mechanism",
     "MechanismEstimator",
     "MechanismRegistry",

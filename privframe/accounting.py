@@ -10,7 +10,6 @@ import math
 from collections.abc import Iterable, Sequence
 
 import numpy as np
-from scipy import special
 
 from privframe.errors import BudgetError, ConfigError
 
@@ -72,6 +71,8 @@ def gdp_delta(epsilon: float, mu: float) -> float:
     """
     epsilon = check_nonnegative(epsilon, "epsilon")
     mu = check_positive(mu, "mu")
+    from scipy import special  # imported on first use: ``import privframe`` stays light
+
     first = special.log_ndtr(-epsilon / mu + mu / 2)
     second = epsilon + special.log_ndtr(-epsilon / mu - mu / 2)
     if second >= first:
@@ -202,6 +203,8 @@ def optimal_composition_delta(epsilon: float, delta: float, k: int, target_epsil
     delta = check_delta(delta)
     k = check_count(k)
     target_epsilon = check_nonnegative(target_epsilon, "target_epsilon")
+    from scipy import special
+
     levels = np.arange(k + 1, dtype=np.float64)
     log_binom = special.gammaln(k + 1.0) - special.gammaln(levels + 1.0) - special.gammaln(k - levels + 1.0)
     log_mass = log_binom + levels * epsilon - k * np.logaddexp(0.0, epsilon)
@@ -262,6 +265,8 @@ def pure_dp_gdp_mu(epsilon: float) -> float:
     it does at that corner, i.e. iff ``Phi(-mu / 2) <= 1 / (1 + e^eps)``. Randomized response attains it.
     """
     epsilon = check_positive(epsilon, "epsilon")
+    from scipy import special
+
     return float(-2.0 * special.ndtri(special.expit(-epsilon)))
 
 
@@ -271,6 +276,8 @@ def gdp_pure_epsilon(mu: float) -> float:
     ``eps = ln(Phi(mu / 2) / Phi(-mu / 2))``; a pure-DP mechanism run at this eps may be recorded as mu-GDP.
     """
     mu = check_positive(mu, "mu")
+    from scipy import special
+
     eps = float(special.log_ndtr(mu / 2) - special.log_ndtr(-mu / 2))
     while eps > 0 and pure_dp_gdp_mu(eps) > mu:
         eps = math.nextafter(eps, 0.0)

@@ -16,7 +16,18 @@ import attrs
 from privframe import accounting
 from privframe.errors import BudgetError, ConfigError, join_path
 
-__all__ = ["GDP", "ApproxDP", "Budget", "PureDP", "as_gdp", "budget_from_table", "budget_to_table"]
+__all__ = ["GDP", "MAX_DELTA", "ApproxDP", "Budget", "PureDP", "as_gdp", "budget_from_table", "budget_to_table"]
+
+MAX_DELTA = 0.1
+"""The largest delta a budget may carry.
+
+delta is the probability that the guarantee fails outright: a mechanism that publishes each record in full
+with probability delta is (0, delta)-DP. A meaningful delta is far below 1 / n (1e-6 and smaller are usual);
+no dataset size makes a delta above 0.1 meaningful (it allows publishing a tenth of the records), so such a
+delta is refused as the typo it almost certainly is (``docs/concepts.md``, budgets).
+"""
+
+_DELTA_RULE = f"must satisfy 0 <= delta <= {MAX_DELTA:g} (delta should be far below 1/n; see pf.MAX_DELTA)"
 
 
 def _number(value: object) -> object:
@@ -39,8 +50,8 @@ def _positive_finite(_: object, attribute: attrs.Attribute[float], value: float)
 def _delta_range(_: object, attribute: attrs.Attribute[float], value: float) -> None:
     if not isinstance(value, float):
         raise BudgetError("must be a number", path=attribute.name)
-    if not (math.isfinite(value) and 0 <= value < 1):
-        raise BudgetError("must satisfy 0 <= delta < 1", path=attribute.name)
+    if not (math.isfinite(value) and 0 <= value <= MAX_DELTA):
+        raise BudgetError(_DELTA_RULE, path=attribute.name)
 
 
 @attrs.frozen
@@ -52,7 +63,8 @@ class GDP:
     mu : float
         The GDP parameter (> 0): distinguishing neighbours is as hard as telling N(0, 1) from N(mu, 1).
     delta : float, default 0
-        For (mu, delta)-GDP: the guarantee may fail on an event of probability at most ``delta``.
+        For (mu, delta)-GDP: the guarantee may fail on an event of probability at most ``delta``
+        (``0 <= delta <= MAX_DELTA``).
 
     Examples
     --------
@@ -75,8 +87,8 @@ class GDP:
         tight Gaussian curve.
         """
         delta = float(delta)
-        if not (math.isfinite(delta) and 0 < delta < 1):
-            raise BudgetError("must satisfy 0 < delta < 1", path="delta")
+        if not (math.isfinite(delta) and 0 < delta <= MAX_DELTA):
+            raise BudgetError(f"must satisfy 0 < delta <= {MAX_DELTA:g} (see pf.MAX_DELTA)", path="delta")
         if delta <= self.delta:
             raise BudgetError("must exceed the budget's own delta to convert (mu, delta)-GDP", path="delta")
         return ApproxDP(accounting.gdp_epsilon(delta - self.delta, self.mu), delta)
@@ -96,7 +108,7 @@ class ApproxDP:
     epsilon : float
         Privacy-loss bound (> 0).
     delta : float
-        Failure probability, ``0 <= delta < 1``.
+        Failure probability, ``0 <= delta <= MAX_DELTA`` (0.1; it should be far below 1/n).
     """
 
     epsilon: float = attrs.field(converter=_number, validator=_positive_finite)

@@ -89,6 +89,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--sensitivity", type=float, default=1.0, help="sensitivity (or smooth bound) audited (1)")
     p.add_argument("--dimension", type=int, default=1, help="dimension of an additive release (1)")
     p.add_argument("--statistic", default="median", help="statistic a selection mechanism releases (median)")
+    p.add_argument(
+        "--statistic-option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="an option of --statistic (repeatable), e.g. --statistic quantile --statistic-option q=0.9",
+    )
     p.add_argument("--samples", type=int, default=100_000, help="releases per dataset (default 100000)")
     p.add_argument("--seed", type=int, help="seed for a reproducible audit")
     p.add_argument("--json", action="store_true", help="print JSON")
@@ -212,7 +219,8 @@ def _cmd_budget(args: argparse.Namespace) -> int:
             out = {"mu": budget.mu, "gdp_delta": budget.delta, "epsilon": eps, "delta": target}
             text = f"{budget} implies ({eps:.6g}, {target:g})-DP"
     elif args.epsilon is not None and args.delta is not None:
-        mu = accounting.gdp_mu_for(args.epsilon, args.delta)
+        target = ApproxDP(args.epsilon, args.delta)  # validated where it is built (delta <= pf.MAX_DELTA)
+        mu = accounting.gdp_mu_for(target.epsilon, target.delta)
         out = {"epsilon": args.epsilon, "delta": args.delta, "mu": mu}
         text = f"{mu:.6g}-GDP is the largest GDP budget that implies ({args.epsilon:g}, {args.delta:g})-DP"
     else:
@@ -320,7 +328,9 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     mechanism = registry.create("mechanism", args.mechanism, _audit_options(args.option), path="mechanism")
     statistic = None
     if isinstance(mechanism, SelectionMechanism):
-        statistic = registry.create("statistic", args.statistic, path="statistic")
+        statistic = registry.create(
+            "statistic", args.statistic, _audit_options(args.statistic_option), path="statistic"
+        )
     result = audit.audit_registered_mechanism(
         mechanism,
         budget,

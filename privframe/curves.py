@@ -3,7 +3,8 @@
 A budget is a guarantee in one unit; its *privacy curve* ``delta(eps)`` is the tightest (eps, delta)-DP
 statement it implies for every eps (``docs/algorithms.md``, section 1.4). Accountants compose events in
 their own unit; the curve is the common language a researcher can read off any event, and the
-privacy-loss distribution (PLD) hands an event to dp-accounting's numerical composition.
+privacy-loss distribution (PLD, :func:`budget_pld`; :func:`privframe.ledger.event_pld` for a whole event)
+hands a release to dp-accounting's numerical composition.
 
 - ``GDP(mu)``: ``delta(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2)`` (the Gaussian curve);
   ``GDP(mu, delta=d)`` adds ``d``.
@@ -15,7 +16,7 @@ privacy-loss distribution (PLD) hands an event to dp-accounting's numerical comp
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import attrs
 
@@ -23,10 +24,7 @@ from privframe import accounting
 from privframe.budgets import GDP, ApproxDP, Budget, PureDP
 from privframe.errors import BudgetError, ConfigError
 
-if TYPE_CHECKING:
-    from privframe.ledger import PrivacyEvent
-
-__all__ = ["PrivacyCurve", "event_pld", "privacy_curve"]
+__all__ = ["PLD_DISCRETIZATION", "PrivacyCurve", "budget_pld", "privacy_curve"]
 
 PLD_DISCRETIZATION = 1e-4
 """dp-accounting's default privacy-loss grid; its PLDs are pessimistic (the reported delta is an upper bound)."""
@@ -132,7 +130,19 @@ def privacy_curve(budget: Budget) -> PrivacyCurve:
     return PrivacyCurve(budget)
 
 
-def _one_release_pld(budget: Budget, discretization: float) -> Any:
+def budget_pld(budget: Budget, discretization: float = PLD_DISCRETIZATION) -> Any:
+    """dp-accounting's (pessimistic) privacy-loss distribution of one release with guarantee ``budget``.
+
+    Needs the ``accounting`` extra. ``GDP(mu)`` is the Gaussian mechanism of sensitivity 1 and sd 1 / mu
+    (exactly mu-GDP); pure and (eps, delta) budgets are their dominating pair. A (mu, delta)-GDP budget has
+    no privacy-loss distribution: ``ConfigError``.
+    """
+    try:
+        import dp_accounting  # noqa: F401
+    except ImportError as exc:
+        raise ConfigError(
+            "privacy-loss distributions need dp-accounting: pip install 'privframe[accounting]'", path="event"
+        ) from exc
     from dp_accounting.pld import common
     from dp_accounting.pld import privacy_loss_distribution as pld
 
@@ -150,28 +160,3 @@ def _one_release_pld(budget: Budget, discretization: float) -> Any:
     delta = budget.delta if isinstance(budget, ApproxDP) else 0.0
     parameters = common.DifferentialPrivacyParameters(epsilon=budget.epsilon, delta=delta)
     return pld.from_privacy_parameters(parameters, value_discretization_interval=discretization)
-
-
-def event_pld(event: PrivacyEvent, *, discretization: float = PLD_DISCRETIZATION) -> Any:
-    """dp-accounting's privacy-loss distribution of ``event`` (all ``count`` releases composed).
-
-    Needs the ``accounting`` extra (``pip install 'privframe[accounting]'``). The PLD is pessimistic:
-    dp-accounting rounds privacy losses up, and a release on a subsample is counted at its own guarantee
-    (no amplification is claimed). Compose events with ``pld.compose`` and read
-    ``get_epsilon_for_delta`` / ``get_delta_for_epsilon`` off the result.
-
-    Examples
-    --------
-    >>> import privframe as pf
-    >>> event = pf.PrivacyEvent("bootstrap", "gaussian", pf.GDP(0.1), count=100)
-    >>> round(pf.event_pld(event).get_epsilon_for_delta(1e-5), 2)  # the composition is 1-GDP
-    4.38
-    """
-    try:
-        import dp_accounting  # noqa: F401
-    except ImportError as exc:
-        raise ConfigError(
-            "privacy-loss distributions need dp-accounting: pip install 'privframe[accounting]'", path="event"
-        ) from exc
-    one = _one_release_pld(event.budget, discretization)
-    return one.self_compose(event.count) if event.count > 1 else one

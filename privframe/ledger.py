@@ -14,10 +14,10 @@ import attrs
 
 from privframe._frozen import frozen_mapping
 from privframe.budgets import GDP, ApproxDP, Budget, PureDP, budget_from_table, budget_to_table
-from privframe.curves import PrivacyCurve, privacy_curve
+from privframe.curves import PLD_DISCRETIZATION, PrivacyCurve, budget_pld, privacy_curve
 from privframe.errors import BudgetError, ConfigError
 
-__all__ = ["Ledger", "PrivacyEvent", "Subsample"]
+__all__ = ["Ledger", "PrivacyEvent", "Subsample", "event_pld"]
 
 
 def _positive_int(_: object, attribute: attrs.Attribute[int], value: int) -> None:
@@ -137,6 +137,25 @@ class PrivacyEvent:
             if isinstance(exc, ConfigError):
                 raise
             raise ConfigError("malformed event", path=path) from exc
+
+
+def event_pld(event: PrivacyEvent, *, discretization: float = PLD_DISCRETIZATION) -> Any:
+    """dp-accounting's privacy-loss distribution of ``event`` (all ``count`` releases composed).
+
+    Needs the ``accounting`` extra (``pip install 'privframe[accounting]'``). The PLD is pessimistic:
+    dp-accounting rounds privacy losses up, and a release on a subsample is counted at its own guarantee
+    (no amplification is claimed). Compose events with ``pld.compose`` and read
+    ``get_epsilon_for_delta`` / ``get_delta_for_epsilon`` off the result.
+
+    Examples
+    --------
+    >>> import privframe as pf
+    >>> event = pf.PrivacyEvent("bootstrap", "gaussian", pf.GDP(0.1), count=100)
+    >>> round(pf.event_pld(event).get_epsilon_for_delta(1e-5), 2)  # the composition is 1-GDP
+    4.38
+    """
+    one = budget_pld(event.budget, discretization)
+    return one.self_compose(event.count) if event.count > 1 else one
 
 
 def _as_events(events: Iterable[PrivacyEvent]) -> tuple[PrivacyEvent, ...]:

@@ -53,6 +53,13 @@ def _numeric_kind(kind: str) -> bool:
     return kind in "iuf"
 
 
+def _why(kind: str) -> str:
+    """What to do about a refused column kind (booleans have an obvious numeric coding, chosen by the user)."""
+    if kind == "b":
+        return " (it is boolean: pass it as 0/1 with .astype(int), e.g. as a logistic-slope label)"
+    return ""
+
+
 def select_columns(x: Any, columns: Sequence[str] | None) -> Any:
     """The chosen columns of a table, in order, as a float array (one column gives shape ``(n,)``).
 
@@ -70,23 +77,26 @@ def select_columns(x: Any, columns: Sequence[str] | None) -> Any:
         chosen = _chosen(names, available, "column", "the table")
         positions = [available.index(name) for name in chosen]
         for name, position in zip(chosen, positions, strict=True):
-            if not _numeric_kind(str(getattr(x.dtypes.iloc[position], "kind", "O"))):  # extension dtypes too
-                raise DataError(f"column {name!r} is not numeric", path="x")
+            kind = str(getattr(x.dtypes.iloc[position], "kind", "O"))
+            if not _numeric_kind(kind):  # extension dtypes too
+                raise DataError(f"column {name!r} is not numeric{_why(kind)}", path="x")
         values: Array = x.iloc[:, positions].to_numpy(dtype=np.float64, na_value=np.nan)
         return values[:, 0] if values.shape[1] == 1 else values
     if hasattr(x, "to_numpy") and hasattr(x, "dtype") and getattr(x, "ndim", None) == 1:  # a pandas Series
         if names is not None:
             raise ConfigError("a Series is one column; columns= selects columns of a table", path="columns")
-        if not _numeric_kind(str(getattr(x.dtype, "kind", "O"))):
-            raise DataError("the Series is not numeric", path="x")
+        kind = str(getattr(x.dtype, "kind", "O"))
+        if not _numeric_kind(kind):
+            raise DataError(f"the Series is not numeric{_why(kind)}", path="x")
         series: Array = x.to_numpy(dtype=np.float64, na_value=np.nan)
         return series
     if isinstance(x, np.ndarray) and x.dtype.names is not None:
         available = list(x.dtype.names)
         chosen = _chosen(names, available, "field", "the structured array")
         for name in chosen:
-            if not _numeric_kind(x.dtype.fields[name][0].kind):
-                raise DataError(f"field {name!r} is not numeric", path="x")
+            kind = x.dtype.fields[name][0].kind
+            if not _numeric_kind(kind):
+                raise DataError(f"field {name!r} is not numeric{_why(kind)}", path="x")
         stacked = np.column_stack([np.asarray(x[name], dtype=np.float64) for name in chosen])
         return stacked[:, 0] if stacked.shape[1] == 1 else stacked
     if names is not None:

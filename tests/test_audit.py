@@ -871,6 +871,17 @@ def test_cli_audit_passes_a_standard_mechanism(capsys: pytest.CaptureFixture[str
     assert main(["audit", "ptr-gdp", "--mu", "1", "--delta", "1e-6", "--samples", "2000", "--seed", "1"]) == 0
 
 
+def test_cli_audit_passes_statistic_options(capsys: pytest.CaptureFixture[str]) -> None:
+    """A quantile needs its level: --statistic-option q=0.9 gives it; without it the error names q."""
+    from privframe.cli import main
+
+    args = ["audit", "exponential", "--epsilon", "1", "--samples", "2000", "--seed", "1", "--statistic", "quantile"]
+    assert main([*args, "--statistic-option", "q=0.9"]) == 0
+    assert "passed" in capsys.readouterr().out
+    assert main(args) == 2
+    assert "q" in capsys.readouterr().err
+
+
 def test_cli_audit_catches_a_broken_plugin_mechanism(capsys: pytest.CaptureFixture[str]) -> None:
     from privframe.cli import main
 

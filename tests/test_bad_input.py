@@ -56,7 +56,7 @@ CASES: list[tuple[str, dict[str, Any], type[pf.PrivframeError], str]] = [
     ("unknown sampler", {"sampler": "wqr"}, pf.ConfigError, "sampler"),
     ("unknown mechanism", {"mechanism": "gauss"}, pf.ConfigError, "mechanism"),
     ("budget missing", {"budget": None}, pf.BudgetError, "budget"),
-    ("pure budget for a GDP method", {"budget": pf.PureDP(1.0), "method": "dette-graw"}, pf.BudgetError, "budget"),
+    ("pure budget for a GDP method", {"budget": pf.PureDP(1.0), "method": "privboot"}, pf.BudgetError, "budget"),
     ("bad rng", {"rng": -1}, pf.ConfigError, "rng"),
 ]
 
@@ -151,8 +151,8 @@ _X = np.random.default_rng(0).uniform(size=500)
 @pytest.mark.parametrize(
     ("method", "budget", "options", "path"),
     [
-        ("blbquant", pf.PureDP(5.0), {"bin_width": 1e-300}, "bin_width"),
-        ("blbquant", pf.PureDP(5.0), {"R": 10**12}, "R"),
+        ("blbquant", pf.PureDP(5.0), {"bin_width": 1e-300, "min_block": 0}, "bin_width"),
+        ("blbquant", pf.PureDP(5.0), {"R": 10**12, "min_block": 0}, "R"),
         ("privboot", pf.GDP(1.0), {"grid_size": 10**12}, "grid_size"),
         ("privsub", pf.ApproxDP(1.0, 1e-6), {"T": 10**12}, "sampler.B"),
         ("cr-gs", pf.GDP(1.0), {"B": 10**9}, "sampler.B"),

@@ -12,7 +12,12 @@ import pytest
 from scipy import optimize, stats
 
 import privframe as pf
-from privframe_std.methods.privboot.gmodel import fit_gmodel, natural_spline_basis, penalised_objective
+from privframe_std.methods.privboot.gmodel import (
+    fit_gmodel,
+    natural_spline_basis,
+    penalised_hessian,
+    penalised_objective,
+)
 
 
 def test_spline_basis_spans_the_natural_cubic_splines() -> None:
@@ -50,6 +55,75 @@ def test_gradient_matches_finite_differences() -> None:
             a,
         )
         assert err < 1e-4
+
+
+def test_hessian_matches_finite_differences_of_the_gradient() -> None:
+    rng = np.random.default_rng(1)
+    y = rng.normal(size=80)
+    grid = np.linspace(y.min(), y.max(), 50)
+    basis = natural_spline_basis(grid, 5)
+    kernel = np.exp(-0.5 * (y[:, None] - grid[None, :]) ** 2)
+    h = 1e-6
+    for a in rng.normal(size=(5, 5)):
+        exact = penalised_hessian(a, basis, kernel, 0.1)
+        columns = [
+            (
+                penalised_objective(a + h * e, basis, kernel, 0.1)[1]
+                - penalised_objective(a - h * e, basis, kernel, 0.1)[1]
+            )
+            / (2 * h)
+            for e in np.eye(5)
+        ]
+        assert np.allclose(exact, exact.T)
+        assert np.allclose(exact, np.array(columns).T, rtol=1e-5, atol=1e-5)
+
+
+def _bfgs(y: np.ndarray, sigma: float, grid_size: int = 300) -> np.ndarray:
+    """The former fit: scipy's BFGS on the same objective (gtol 1e-6), for comparison."""
+    grid = np.linspace(y.min(), y.max(), grid_size)
+    basis = natural_spline_basis(grid, 5)
+    log_kernel = -0.5 * ((y[:, None] - grid[None, :]) / sigma) ** 2
+    kernel = np.exp(log_kernel - log_kernel.max(axis=1, keepdims=True))
+    result = optimize.minimize(
+        penalised_objective,
+        np.zeros(5),
+        args=(basis, kernel, 0.1),
+        jac=True,
+        method="BFGS",
+        options={"gtol": 1e-6, "maxiter": 500},
+    )
+    return np.asarray(result.x)
+
+
+@pytest.mark.parametrize("case", ["normal", "bimodal", "skewed", "tiny noise"])
+def test_newton_fit_agrees_with_the_bfgs_solution(case: str) -> None:
+    """Newton with the exact Hessian lands on BFGS's optimum (to BFGS's own tolerance), in a few steps."""
+    rng = np.random.default_rng(list(case.encode()))
+    theta = {
+        "normal": rng.normal(size=3000),
+        "bimodal": rng.normal(0.0, 0.5, size=3000) + rng.choice([-2.0, 2.0], size=3000),
+        "skewed": rng.exponential(size=3000),
+        "tiny noise": rng.normal(1.0, 2.0, size=3000),
+    }[case]
+    sigma = 0.01 if case == "tiny noise" else 1.0
+    y = theta + sigma * rng.normal(size=3000)
+    fit = fit_gmodel(y, sigma)
+    assert fit.converged
+    reference = _bfgs(y, sigma)
+    assert np.allclose(fit.coefficients, reference, rtol=1e-4, atol=1e-4)
+    basis = natural_spline_basis(fit.grid, 5)
+    g_ref = np.exp(basis @ reference - np.log(np.sum(np.exp(basis @ reference))))
+    assert np.max(np.abs(np.cumsum(fit.g) - np.cumsum(g_ref))) <= 1e-5
+
+
+def test_fit_in_blocks_of_rows_equals_the_fit_in_memory() -> None:
+    """A memory budget below the likelihood matrix's size recomputes it in blocks: the same fit, bit for bit."""
+    rng = np.random.default_rng(5)
+    y = rng.normal(size=5000) + rng.normal(size=5000)  # three blocks of rows
+    whole = fit_gmodel(y, 1.0)
+    blocks = fit_gmodel(y, 1.0, memory_budget=2**20)  # below the 4.8 MB of the matrix
+    np.testing.assert_array_equal(whole.coefficients, blocks.coefficients)
+    assert whole.log_likelihood == blocks.log_likelihood
 
 
 @pytest.mark.parametrize("seed", range(2))

@@ -148,7 +148,7 @@ def test_logistic_random_neighbours_within_bound() -> None:
     assert worst <= 1 / (k * c)
 
 
-def test_logistic_prepare_clips_rows_and_checks_labels() -> None:
+def test_logistic_prepare_clips_rows_and_maps_labels() -> None:
     stat = LogisticSlope()
     x = np.array([[3.0, 4.0, 1.0], [0.1, 0.2, -1.0]])
     prepared = stat.prepare(x, None)
@@ -156,8 +156,9 @@ def test_logistic_prepare_clips_rows_and_checks_labels() -> None:
     assert np.allclose(prepared[1], x[1])
     assert np.allclose(stat.prepare(x, pf.L2Ball(2.0))[0], [1.2, 1.6, 1.0])
     assert stat.sensitivity(100, pf.L2Ball(2.0)) == pytest.approx(2 / (100 * 0.01) + 1e-10 / 0.01)
-    with pytest.raises(pf.DataError, match=r"^x: the last column \(the label\) must be -1 or \+1$"):
-        stat.prepare(np.array([[0.1, 0.5], [0.2, 0.7]]), None)
+    # Labels >= 0.5 are +1 and all others -1, never an error (an error would depend on the data).
+    odd = stat.prepare(np.array([[0.1, 0.5], [0.2, 0.7], [0.3, 0.2], [0.4, -3.0], [0.5, 7.0]]), None)
+    assert odd[:, -1].tolist() == [1.0, 1.0, -1.0, -1.0, 1.0]
     with pytest.raises(pf.ConfigError, match=r"^coef:"):
         LogisticSlope(coef=2).prepare(x, None)
     with pytest.raises(pf.ConfigError, match=r"^bounds:"):

@@ -25,6 +25,7 @@ from privframe_std.methods.privboot.accounting import (
     compose_releases,
     privboot_pld,
 )
+from privframe_std.methods.privboot.method import ANNOUNCE_DRAWS, privboot_cost_note
 
 
 def _data(n: int, seed: int | np.random.SeedSequence) -> np.ndarray:
@@ -107,6 +108,30 @@ def test_options_sampler_and_reproducibility() -> None:
         pf.confidence_interval(x, "mean", sampler="wor", rng=4, **kw)
     with pytest.raises(pf.ConfigError, match=r"ci: must be one of"):
         pf.confidence_interval(x, "mean", ci="bca", **kw)
+
+
+def test_result_does_not_depend_on_the_memory_budget() -> None:
+    """A budget below the g-model's likelihood matrix (B x 300 doubles) makes the fit recompute it in blocks:
+    the interval is the same, bit for bit."""
+    x = _data(400, 5)
+    kw: dict[str, Any] = {"method": "privboot", "budget": pf.GDP(1.0), "bounds": (0, 1), "B": 5000, "rng": 6}
+    roomy = pf.confidence_interval(x, "mean", **kw)
+    tight = pf.confidence_interval(x, "mean", memory_budget=2**20, **kw)  # the matrix takes 12 MB
+    assert (roomy.low, roomy.high, roomy.center) == (tight.low, tight.high, tight.center)
+
+
+def test_a_long_call_announces_its_cost(caplog: pytest.LogCaptureFixture) -> None:
+    """GDP(8) at n = 20 000 (B = 128 000) is 2.6e9 draws: the warning names B, n and an estimate in seconds;
+    a call below ``ANNOUNCE_DRAWS`` logs nothing."""
+    note = privboot_cost_note(20_000, privboot_resamples(8.0, 0.9), 8.0)
+    assert note is not None
+    for part in ("B = 128000", "n = 20000", "expect about"):
+        assert part in note
+    assert privboot_cost_note(10_000, 2000, 1.0) is None
+    assert privboot_cost_note(ANNOUNCE_DRAWS, 1, 1.0) is not None
+    with caplog.at_level("WARNING", logger="privframe_std.methods.privboot.method"):
+        pf.confidence_interval(_data(400, 3), "mean", method="privboot", budget=pf.GDP(0.5), bounds=(0, 1), rng=1)
+    assert not caplog.records
 
 
 def test_deconvolution_with_little_noise_matches_the_bootstrap() -> None:

@@ -293,7 +293,8 @@ def test_options_and_errors() -> None:
 def test_errors_never_contain_data_values() -> None:
     secret = 123.456789
     x = np.array([secret, 1.0, 2.0] * 100)
-    y = np.column_stack((x, x, np.full(300, 0.5)))
+    y = np.column_stack((x, x, np.full(300, 1.0)))
+    y[1, 1] = np.inf  # invalid labels are mapped, not refused (issue 16); a non-finite feature is refused
     with pytest.raises(pf.PrivframeError) as info:
         pf.confidence_interval(y, "logistic-slope", method="privsub", budget=pf.PureDP(1.0))
     assert "123.4" not in str(info.value)

@@ -591,9 +591,9 @@ def test_two_sessions_on_one_file_see_each_others_charges(tmp_path: Path, x: np.
 
 
 def test_a_budget_the_method_cannot_honour_is_refused_when_the_pipeline_is_built(x: np.ndarray) -> None:
-    """dette-graw cannot give pure eps-DP: the refusal comes from the method's defaults, before the data are
+    """privboot cannot give pure eps-DP: the refusal comes from the method's defaults, before the data are
     read, so it costs nothing."""
     session = pf.Session(pf.GDP(2.0))
     with pytest.raises(pf.BudgetError, match="pure epsilon-DP"):
-        session.confidence_interval(x, "mean", method="dette-graw", budget=pf.PureDP(1.0), bounds=BOUNDS, rng=1)
+        session.confidence_interval(x, "mean", method="privboot", budget=pf.PureDP(1.0), bounds=BOUNDS, rng=1)
     assert session.calls == ()

@@ -23,7 +23,13 @@ import pytest
 
 import privframe as pf
 from privframe import evaluation
-from privframe_std.statistics.order import Median, Quantile, order_log_grid, order_log_smooth_sensitivity
+from privframe_std.statistics.order import (
+    Median,
+    Quantile,
+    order_log_grid,
+    order_log_smooth_sensitivity,
+    order_statistic_log_smooth,
+)
 from privframe_std.statistics.ustat import (
     UStatistic,
     exact_row_sums,
@@ -201,6 +207,49 @@ def test_order_search_batch_does_not_depend_on_its_rows() -> None:
         batch = order_log_smooth_sensitivity(rows, 125, 1e-3, -3.0, 3.0, window=window)
         alone = [order_log_smooth_sensitivity(row[None, :], 125, 1e-3, -3.0, 3.0, window=window)[0] for row in rows]
         np.testing.assert_array_equal(batch, alone)
+
+
+@pytest.mark.parametrize(
+    ("kind", "beta", "window", "forced"),
+    [
+        ("continuous", 0.8, 64, False),  # every row settles inside the window
+        ("continuous", 1e-3, 64, True),  # small beta: spans beyond the window, every row falls back
+        ("continuous", 0.05, 4, True),  # a short window: some rows settle, some fall back
+        ("ties", 0.05, 64, True),  # tied rows leave the direct pass open
+        ("skewed ties", 0.8, 16, True),
+        ("rounded", 0.3, 64, False),
+    ],
+)
+def test_partial_sort_path_is_bit_identical_to_the_full_sort(kind: str, beta: float, window: int, forced: bool) -> None:
+    """The window partial sort (``order_statistic_log_smooth``) gives exactly the values and ln SS of a full sort
+    of every row, also where rows need values beyond the window and take the exact fallback (a full sort)."""
+    rng = np.random.default_rng(list(f"{kind} {beta} {window}".encode()))
+    k = 3000
+    rows = np.stack([_random_row(rng, kind, k) for _ in range(40)])
+    for rank in (1, 7, k // 3, k // 2, k - 70, k):
+        full = np.sort(rows, axis=1)
+        expected = order_log_smooth_sensitivity(full, rank, beta, -3.0, 3.0, window=window)
+        stats: dict[str, int] = {}
+        values, got = order_statistic_log_smooth(rows.copy(), rank, beta, -3.0, 3.0, window=window, stats=stats)
+        np.testing.assert_array_equal(values, full[:, rank - 1])
+        np.testing.assert_array_equal(got, expected)
+        if forced and rank == k // 2:
+            assert stats["open_rows"] > 0  # the fallback really ran
+
+
+def test_partial_sort_path_fallback_rows_are_the_full_sort() -> None:
+    """A batch mixing rows that settle in the window and rows that fall back gives each row its own full-sort
+    result (the fallback sorts exactly the open rows)."""
+    rng = np.random.default_rng(15)
+    settled = np.clip(rng.normal(size=(5, 2000)), -3.0, 3.0)
+    tied = (rng.uniform(size=(5, 2000)) < 0.1).astype(np.float64)  # the median deep in a block of zeros
+    rows = np.concatenate([settled, tied])[rng.permutation(10)]
+    stats: dict[str, int] = {}
+    values, got = order_statistic_log_smooth(rows.copy(), 1000, 0.5, -3.0, 3.0, stats=stats)
+    assert 0 < stats["open_rows"] < 10
+    alone = [order_log_smooth_sensitivity(np.sort(row)[None, :], 1000, 0.5, -3.0, 3.0)[0] for row in rows]
+    np.testing.assert_array_equal(got, alone)
+    np.testing.assert_array_equal(values, np.sort(rows, axis=1)[:, 999])
 
 
 N_LARGE = 100_000

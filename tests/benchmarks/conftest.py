@@ -42,3 +42,8 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
             if scipy:
                 parts.append(f"scipy/this {scipy / median:6.1f}")
             terminalreporter.write_line("  ".join(parts))
+    ratios = [b.extra_info["ratio"] for b in benchmarks if "ratio" in getattr(b, "extra_info", {})]
+    if ratios:
+        terminalreporter.write_sep("-", "issue 15 ratios (contenders interleaved, medians)")
+        for line in ratios:
+            terminalreporter.write_line(line)

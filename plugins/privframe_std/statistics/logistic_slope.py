@@ -12,9 +12,22 @@ from scipy import special
 import privframe as pf
 from privframe.errors import ConfigError, DataError
 
-__all__ = ["LogisticSlope", "fit_penalised_logistic", "logistic_penalised_coefficients"]
+__all__ = [
+    "DEFAULT_PENALTY",
+    "DEFAULT_PENALTY_SCALED",
+    "LogisticSlope",
+    "fit_penalised_logistic",
+    "logistic_penalised_coefficients",
+]
 
 _ROUNDING = 8 * np.finfo(np.float64).eps
+
+DEFAULT_PENALTY = 0.01
+"""The penalty c when the features are given as they are (rows of norm <= R); the experiments use it."""
+
+DEFAULT_PENALTY_SCALED = 0.001
+"""The penalty c with ``feature_bounds``: the smallest power of ten whose noise still leaves a useful interval at
+n = 2000 under 1-GDP on a one-feature model (measured in ``docs/logistic-regression.md``)."""
 
 
 def _margins(yz: pf.Array, b: pf.Array) -> pf.Array:
@@ -92,6 +105,54 @@ def _radius(bounds: Any) -> float:
     raise ConfigError("logistic-slope takes a feature-norm bound (a number > 0 or pf.L2Ball), default 1", path="bounds")
 
 
+def _real(value: object) -> bool:
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
+
+
+def _feature_bounds(value: Any) -> tuple[tuple[float, float], ...] | None:
+    """``feature_bounds`` as a tuple of ``(low, high)`` pairs; a ``ConfigError`` naming it otherwise.
+
+    Each pair is a ``(low, high)`` sequence of two finite real numbers with ``low < high``, or a
+    ``pf.Bounds``. A flat pair ``(5.0, 30.0)`` is refused rather than guessed to mean one feature.
+    """
+    if value is None:
+        return None
+    example = "e.g. [(5.0, 30.0)] for one feature"
+    if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple)) or not value:
+        raise ConfigError(f"expected a list of (low, high) pairs, one per feature, {example}", path="feature_bounds")
+    pairs: list[tuple[float, float]] = []
+    for number, pair in enumerate(value, start=1):
+        if isinstance(pair, pf.Bounds):
+            pairs.append((pair.low, pair.high))
+            continue
+        if isinstance(pair, (str, bytes)) or not isinstance(pair, (list, tuple)) or len(pair) != 2:
+            raise ConfigError(
+                f"entry {number} is not a (low, high) pair; expected one pair per feature, {example}",
+                path="feature_bounds",
+            )
+        if not all(_real(end) for end in pair):
+            raise ConfigError(f"entry {number}: low and high must be real numbers", path="feature_bounds")
+        low, high = float(pair[0]), float(pair[1])
+        if not (math.isfinite(low) and math.isfinite(high)):
+            raise ConfigError(
+                f"entry {number}: low and high must be finite (bounds are public inputs)", path="feature_bounds"
+            )
+        if not low < high or not math.isfinite(high - low):
+            raise ConfigError(f"entry {number}: need low < high (and a finite width)", path="feature_bounds")
+        pairs.append((low, high))
+    return tuple(pairs)
+
+
+def _labels(column: pf.Array) -> pf.Array:
+    """Labels as -1 or +1: values >= 0.5 are positive and all others negative.
+
+    This reads both codings, 0/1 and -1/+1, the same way. Any other value is mapped by the same rule instead
+    of raising: an error raised for some datasets and not for their neighbours would itself be a release.
+    """
+    labels: pf.Array = np.where(column >= 0.5, 1.0, -1.0)
+    return labels
+
+
 def logistic_penalised_coefficients(
     intercept: float, slope: float, low: float, high: float, penalty: float
 ) -> pf.Array:
@@ -139,58 +200,129 @@ def logistic_penalised_coefficients(
 class LogisticSlope:
     """One coefficient of the L2-penalised logistic-regression minimiser.
 
-    Data are an ``(n, d + 1)`` array: d features, then the label in {-1, +1}. Feature rows are projected onto
-    the ball of radius R (``bounds``: a number or ``pf.L2Ball(R)``; default 1). The estimate minimises
-    ``(1/k) sum_i log(1 + exp(-y_i b'z_i)) + c ||b||^2``; the loss is R-Lipschitz in b and the objective
-    2c-strongly convex, so replacing one record moves the minimiser by at most ``R / (k c)`` in L2
-    (Chaudhuri, Monteleoni and Sarwate 2011), and so moves every coordinate by at most that. The solver stops
-    at gradient norm ``tol``, within ``tol / (2 c)`` of the exact minimiser, so the sensitivity reported is
-    ``R / (k c) + tol / c``. Rate ``sqrt(k)``.
+    Data are an ``(n, d + 1)`` array: d features, then the label. Labels coded 0/1 or -1/+1 both work: a
+    label of at least 0.5 is positive (+1), every other value negative (-1), so a value outside either
+    coding is mapped, never refused (a refusal would depend on the data).
+
+    Two ways to give the features:
+
+    - ``feature_bounds`` (the usual way): one public ``(low, high)`` pair per feature. Each feature is
+      clipped to its pair and scaled to ``[-1, 1]``, an intercept is added, and the row
+      ``z = (1, u_1, ..., u_d) / sqrt(d + 1)`` has norm at most 1. The release is the slope of the chosen
+      feature **per unit of the original feature**: the coefficient on ``z`` divided by
+      ``(high - low) / 2 * sqrt(d + 1)``, a public constant, so the sensitivity is divided by it too.
+      ``bounds`` must then be left out.
+    - Without ``feature_bounds`` the features are used as given (build any intercept column yourself) and
+      rows are projected onto the ball of radius R (``bounds``: a number or ``pf.L2Ball(R)``; default 1).
+
+    The estimate minimises ``(1/k) sum_i log(1 + exp(-y_i b'z_i)) + c ||b||^2``; the loss is R-Lipschitz in
+    b and the objective 2c-strongly convex, so replacing one record moves the minimiser by at most
+    ``R / (k c)`` in L2 (Chaudhuri, Monteleoni and Sarwate 2011), and so moves every coordinate by at most
+    that. The solver stops at gradient norm ``tol``, within ``tol / (2 c)`` of the exact minimiser, so the
+    sensitivity reported is ``R / (k c) + tol / c`` (times the public scale with ``feature_bounds``). The
+    penalty shrinks the slope towards 0 (``docs/logistic-regression.md`` measures how much). Rate ``sqrt(k)``.
 
     Parameters
     ----------
-    penalty : float, default 0.01
-        c > 0.
+    penalty : float, optional
+        c > 0; default ``DEFAULT_PENALTY_SCALED`` (0.001) with ``feature_bounds`` and ``DEFAULT_PENALTY``
+        (0.01) without (:attr:`c` is the value in use).
     coef : int, default -1
-        The coordinate released (default the last feature, the slope).
+        The feature whose coefficient is released (default the last feature, the slope).
     tol : float, default 1e-10
         Gradient-norm tolerance of the Newton solver.
     max_iter : int, default 100
         Newton iterations before giving up.
+    feature_bounds : list of (low, high) pairs, optional
+        Public bounds of the d features, in order; never computed from the data.
+
+    Examples
+    --------
+    >>> import numpy as np, privframe as pf
+    >>> rng = np.random.default_rng(0)
+    >>> radius = rng.uniform(6.0, 28.0, size=20_000)
+    >>> malignant = rng.binomial(1, 1 / (1 + np.exp(-(radius - 15.0) / 2.0)))   # slope 0.5 per unit
+    >>> res = pf.confidence_interval(np.column_stack((radius, malignant)), "logistic-slope",
+    ...                              feature_bounds=[(5.0, 30.0)], method="cr-gs", budget=pf.GDP(1.0), rng=1)
+    >>> bool(0.3 < res.center < 0.6)       # the penalised slope (about 0.36): shrunk towards 0 from 0.5
+    True
     """
 
     name: ClassVar[str] = "logistic-slope"
     requires_bounds: ClassVar[bool] = False
-    penalty: float = attrs.field(default=0.01, validator=pf.validators.positive)
+    penalty: float | None = attrs.field(default=None, validator=pf.validators.optional(pf.validators.positive))
     coef: int = attrs.field(default=-1, validator=pf.validators.integer_at_least(-(2**31)))
     tol: float = attrs.field(default=1e-10, validator=pf.validators.positive)
     max_iter: int = attrs.field(default=100, validator=pf.validators.integer_at_least(1))
+    feature_bounds: tuple[tuple[float, float], ...] | None = attrs.field(default=None, converter=_feature_bounds)
+
+    @property
+    def c(self) -> float:
+        """The penalty in use: ``penalty``, or its default for the way the features are given."""
+        if self.penalty is not None:
+            return self.penalty
+        return DEFAULT_PENALTY if self.feature_bounds is None else DEFAULT_PENALTY_SCALED
+
+    def __attrs_post_init__(self) -> None:
+        if self.feature_bounds is not None and not -len(self.feature_bounds) <= self.coef < len(self.feature_bounds):
+            d = len(self.feature_bounds)
+            raise ConfigError(
+                f"must index one of the d = {d} features of feature_bounds (-{d} .. {d - 1})", path="coef"
+            )
+
+    def _scale(self) -> float:
+        """The released coefficient per unit of the coefficient on ``z`` (1 without ``feature_bounds``)."""
+        if self.feature_bounds is None:
+            return 1.0
+        low, high = self.feature_bounds[self.coef]
+        return 1.0 / ((high - low) / 2.0 * math.sqrt(len(self.feature_bounds) + 1))
 
     def prepare(self, x: pf.Array, bounds: Any) -> pf.Array:
-        """Check the labels and the coefficient index, and project feature rows onto the ball."""
+        """Check the shape and the coefficient index, code the labels -1/+1, and clip (and scale) the features."""
+        if self.feature_bounds is not None and bounds is not None:
+            raise ConfigError(
+                "logistic-slope with feature_bounds scales the features itself; leave bounds out", path="bounds"
+            )
         radius = _radius(bounds)
         if x.ndim != 2 or x.shape[1] < 2:
             raise DataError("logistic-slope needs an (n, d + 1) array: d >= 1 features, then the label", path="x")
         d = x.shape[1] - 1
+        if self.feature_bounds is not None and len(self.feature_bounds) != d:
+            raise ConfigError(
+                f"gives {len(self.feature_bounds)} (low, high) pairs for d = {d} features (one per feature)",
+                path="statistic.feature_bounds",
+            )
         if not -d <= self.coef < d:
             raise ConfigError(f"must index one of the d = {d} features (-{d} .. {d - 1})", path="coef")
-        labels = x[:, -1]
-        if not np.all((labels == 1.0) | (labels == -1.0)):
-            raise DataError("the last column (the label) must be -1 or +1", path="x")
-        features = pf.L2Ball(radius).clip(x[:, :-1])
+        labels = _labels(x[:, -1])
+        if self.feature_bounds is None:
+            features = pf.L2Ball(radius).clip(x[:, :-1])
+        else:
+            low, high = np.array(self.feature_bounds).T
+            centre, half = (low + high) / 2.0, (high - low) / 2.0
+            scaled = (np.clip(x[:, :-1], low, high) - centre) / half
+            rows = np.column_stack((np.ones(x.shape[0]), scaled)) / math.sqrt(d + 1)
+            features = pf.L2Ball(1.0).clip(rows)  # norm <= 1 already; this removes rounding above it
         prepared: pf.Array = np.column_stack((features, labels))
         return prepared
 
     def evaluate_batch(self, x: pf.Array, index: pf.IndexMatrix) -> pf.Array:
         """The chosen coefficient on B resamples, ``(B, 1)``, from one vectorised Newton solve."""
         rows = x[index]
-        b = fit_penalised_logistic(rows[..., :-1], rows[..., -1], self.penalty, tol=self.tol, max_iter=self.max_iter)
-        coefficient: pf.Array = b[:, self.coef][:, np.newaxis]
+        b = fit_penalised_logistic(rows[..., :-1], rows[..., -1], self.c, tol=self.tol, max_iter=self.max_iter)
+        if self.feature_bounds is None:
+            chosen = b[:, self.coef]
+        else:  # column 0 is the intercept
+            chosen = b[:, 1 + self.coef % len(self.feature_bounds)] * self._scale()
+        coefficient: pf.Array = chosen[:, np.newaxis]
         return coefficient
 
     def sensitivity(self, k: int, bounds: Any) -> float:
-        """``R / (k c) + tol / c``: the minimiser's replace-one L2 sensitivity plus the solver tolerance."""
-        return _radius(bounds) / (k * self.penalty) + self.tol / self.penalty
+        """``R / (k c) + tol / c``: the minimiser's replace-one L2 sensitivity plus the solver tolerance.
+
+        With ``feature_bounds``, R = 1 and the result is multiplied by the public scale of the release.
+        """
+        return (_radius(bounds) / (k * self.c) + self.tol / self.c) * self._scale()
 
     def default_mechanism(self, budget: pf.Budget) -> str:
         """Laplace under a pure or (eps, delta) budget, Gaussian under GDP."""
@@ -213,6 +345,11 @@ class LogisticSlope:
                 "slope, low, high) only; give the method's truth explicitly",
                 path="truth",
             ) from None
+        if self.feature_bounds is not None:
+            raise ConfigError(
+                "the population value is known for rows (1, x) / sqrt(2) given directly; leave feature_bounds out",
+                path="feature_bounds",
+            )
         if not -2 <= self.coef <= 1:
             raise ConfigError("must be a feature index (0, 1, or -1 for the last)", path="coef")
-        return float(logistic_penalised_coefficients(intercept, slope, low, high, self.penalty)[self.coef])
+        return float(logistic_penalised_coefficients(intercept, slope, low, high, self.c)[self.coef])

@@ -8,6 +8,7 @@ the bounds, so CR-GS works but is rarely useful: use CR-SS.
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any, ClassVar
 
@@ -18,7 +19,15 @@ import privframe as pf
 from privframe.errors import ConfigError, DataError
 from privframe_std.statistics._population import population_law
 
-__all__ = ["LogGrid", "Median", "Quantile", "log_grid", "order_log_grid", "order_log_smooth_sensitivity"]
+__all__ = [
+    "LogGrid",
+    "Median",
+    "Quantile",
+    "log_grid",
+    "order_log_grid",
+    "order_log_smooth_sensitivity",
+    "order_statistic_log_smooth",
+]
 
 
 def _scalar_bounds(bounds: Any, name: str) -> pf.Bounds:
@@ -38,6 +47,9 @@ _LOSS_PER_LEVEL = 20
 
 _DC_CELLS = 1 << 21
 """Matrix entries evaluated per vectorised block of the divide and conquer (bounds its temporary memory)."""
+
+_PARTIAL_SORT_SHARE = 8
+"""Rows at least this many times longer than the direct pass's window are partially sorted around the rank."""
 
 
 @attrs.frozen
@@ -103,6 +115,7 @@ def log_grid(radius: float, beta: float, margin: int = 0, cut: float = -math.inf
     return LogGrid(h=h, steps=steps, cut=cut)
 
 
+@functools.lru_cache(maxsize=64)
 def order_log_grid(k: int, beta: float, low: float, high: float, window: int = _WINDOW) -> LogGrid:
     """The grid of ``order_log_smooth_sensitivity`` for k records (depends on public values only).
 
@@ -196,40 +209,174 @@ def order_log_smooth_sensitivity(
     ndarray, shape (B,)
         ln SS_beta of each row; always finite.
     """
-    count, k = sorted_rows.shape
+    k = sorted_rows.shape[1]
     grid = order_log_grid(k, beta, low, high, window)
-    padded = np.empty((count, k + 2), dtype=np.float64)
-    padded[:, 0] = low
-    padded[:, -1] = high
-    padded[:, 1:-1] = sorted_rows
-    top = float(grid.quantize(np.array(math.log(high - low))))
-    best = np.full(count, top - float(grid.decay(k)))  # the pair (0, k + 1)
-    # 1. Spans 0..window directly, rows dropping out once no longer span can beat them.
-    active = np.arange(count)
+    top = _top(grid, low, high)
+    padded = _pad(sorted_rows, 0, k, low, high)
+    best, active, spans = _direct_pass(padded, 0, rank, k, grid, top, window)
+    _search_open_rows(padded[active], rank, grid, top, best, active, stats, spans)
+    return best
+
+
+def order_statistic_log_smooth(
+    rows: pf.Array,
+    rank: int,
+    beta: float,
+    low: float,
+    high: float,
+    *,
+    window: int = _WINDOW,
+    stats: dict[str, int] | None = None,
+) -> tuple[pf.Array, pf.Array]:
+    """The ``rank``-th order statistic and ``ln SS_beta`` of each unsorted row, from a partial sort.
+
+    Bit-identical to sorting every row and calling :func:`order_log_smooth_sensitivity`, at a fraction of the
+    cost for long rows: the direct pass (spans ``j <= window``) reads only the order statistics of ranks
+    ``rank - window - 1`` to ``rank + window``, so each row is partitioned around that window and only the window
+    is sorted. Rows the direct pass leaves open need the whole sorted row (the tie block and the divide and
+    conquer range over it): those rows alone are sorted fully (the exact fallback).
+
+    Parameters
+    ----------
+    rows : ndarray, shape (B, k)
+        The resampled values, within ``[low, high]``; permuted in place.
+    rank : int
+        1-based rank r of the order statistic, ``1 <= r <= k``.
+    beta : float
+        Smoothness parameter, > 0.
+    low, high : float
+        Public bounds used as padding.
+    window : int, default 64
+        Spans searched directly (as in :func:`order_log_smooth_sensitivity`).
+    stats : dict, optional
+        Operation counts as in :func:`order_log_smooth_sensitivity`; ``open_rows`` are the rows sorted fully.
+
+    Returns
+    -------
+    values : ndarray, shape (B,)
+        The order statistic of rank r of each row.
+    log_smooth : ndarray, shape (B,)
+        ln SS_beta of each row; always finite.
+    """
+    k = rows.shape[1]
+    first, last = max(0, rank - window - 1), min(k + 1, rank + window + 1)  # padded indices the direct pass reads
+    if k < _PARTIAL_SORT_SHARE * (last - first + 1):
+        rows.sort(axis=1)
+        return rows[:, rank - 1].copy(), order_log_smooth_sensitivity(
+            rows, rank, beta, low, high, window=window, stats=stats
+        )
+    lo, hi = max(first, 1) - 1, min(last, k) - 1  # the same, as 0-based positions in a sorted row
+    _sort_window(rows, lo, hi)
+    grid = order_log_grid(k, beta, low, high, window)
+    top = _top(grid, low, high)
+    window_rows = _pad(rows[:, lo : hi + 1], first, k, low, high)
+    best, active, spans = _direct_pass(window_rows, first, rank, k, grid, top, window)
+    open_rows = np.sort(rows[active], axis=1)  # the exact fallback: these rows need the whole sorted row
+    _search_open_rows(_pad(open_rows, 0, k, low, high), rank, grid, top, best, active, stats, spans)
+    return rows[:, rank - 1].copy(), best
+
+
+def _sort_window(rows: pf.Array, lo: int, hi: int) -> None:
+    """Put the order statistics of 0-based ranks ``lo..hi`` of each row at their places, sorted (in place).
+
+    Two single partitions, not one ``partition([lo, hi])``: numpy's multi-kth partition along an axis was
+    several times slower than a full sort here (numpy 2.4).
+    """
+    rows.partition(lo, axis=1)
+    if hi > lo:
+        rows[:, lo + 1 :].partition(hi - lo - 1, axis=1)
+    rows[:, lo : hi + 1].sort(axis=1)
+
+
+def _pad(window: pf.Array, first: int, k: int, low: float, high: float) -> pf.Array:
+    """Padded values ``x_first, x_(first+1), ...`` of sorted rows, ``x_0 = low`` and ``x_(k+1) = high``.
+
+    ``window`` holds the sorted values of 1-based ranks ``max(first, 1)`` onwards, up to rank k at most.
+    """
+    count, size = window.shape
+    lead = 1 if first == 0 else 0
+    trail = 1 if max(first, 1) + size - 1 == k else 0
+    padded = np.empty((count, lead + size + trail), dtype=np.float64)
+    if lead:
+        padded[:, 0] = low
+    if trail:
+        padded[:, -1] = high
+    padded[:, lead : lead + size] = window
+    return padded
+
+
+@functools.lru_cache(maxsize=64)
+def _direct_plan(
+    rank: int, k: int, window: int, first: int
+) -> tuple[tuple[pf.IndexMatrix, pf.IndexMatrix, pf.IndexMatrix], ...]:
+    """``(spans, upper, lower)`` of each run of the direct pass: the span j of each row of the run and the padded
+    indices of the pairs ``(x_(r+t-j-1), x_(r+t))``, clamped to the pads, less ``first`` (public values only)."""
+    plan = []
     last = min(k, window)
-    j = 0
-    while j <= last and active.size:
+    for j in range(0, last + 1, _J_RUN):
         run = min(_J_RUN, last + 1 - j)
-        spans = np.arange(j, j + run)
+        spans = np.arange(j, j + run, dtype=np.intp)
         t = np.minimum(np.arange(j + run + 1)[np.newaxis, :], (spans + 1)[:, np.newaxis])
-        upper = np.clip(rank + t, 0, k + 1)
-        lower = np.clip(upper - (spans + 1)[:, np.newaxis], 0, k + 1)
+        upper = np.minimum(rank + t, k + 1)
+        lower = np.maximum(upper - (spans + 1)[:, np.newaxis], 0)
+        step = (spans, upper - first, lower - first)
+        for array in step:
+            array.flags.writeable = False  # shared through the cache
+        plan.append(step)
+    return tuple(plan)
+
+
+def _direct_pass(
+    padded: pf.Array, first: int, rank: int, k: int, grid: LogGrid, top: float, window: int
+) -> tuple[pf.Array, pf.IndexMatrix, int]:
+    """Step 1 of the search: spans ``0..window`` directly, rows dropping out once no longer span can beat them.
+
+    ``padded`` holds the padded indices ``first, first + 1, ...`` of each row, at least up to those the pass
+    reads; ``top`` is the grid value of ``ln(high - low)``. Returns the best term so far, the rows still open and
+    the number of spans searched.
+    """
+    count = padded.shape[0]
+    best = np.full(count, top - float(grid.decay(k)))  # the pair (0, k + 1)
+    active = np.arange(count, dtype=np.intp)
+    j = 0
+    for spans, upper, lower in _direct_plan(rank, k, window, first):
+        if not active.size:
+            break
         rows = active[:, np.newaxis, np.newaxis]
         widest = np.max(padded[rows, upper] - padded[rows, lower], axis=2)  # A^(j), (active, run)
         best[active] = np.maximum(best[active], np.max(_log_terms(widest, spans, grid), axis=1))
-        j += run
+        j += spans.size
         active = active[best[active] < top - float(grid.decay(j))]
     if j > k:
         active = active[:0]
+    return best, active, j
+
+
+def _search_open_rows(
+    padded: pf.Array,
+    rank: int,
+    grid: LogGrid,
+    top: float,
+    best: pf.Array,
+    active: pf.IndexMatrix,
+    stats: dict[str, int] | None,
+    spans: int,
+) -> None:
+    """Steps 2 and 3 for the rows the direct pass left open (``padded``: those rows, fully sorted and padded):
+    the pairs around the tie block of x_(r), then the divide and conquer; updates ``best[active]`` in place."""
     if stats is not None:
-        stats.update(window_spans=j, open_rows=int(active.size), dc_levels=0, dc_cells=0)
-    if active.size:
-        # 2. The pairs around the tie block of x_(r); 3. the divide and conquer on each row's rectangle.
-        open_rows = padded[active]
-        open_best = np.maximum(best[active], _tie_block_pairs(open_rows, rank, grid))
-        reach = np.minimum(np.floor((top - open_best) / grid.beta_step) + 1.0, float(k))
-        best[active] = np.maximum(open_best, _divide_and_conquer(open_rows, rank, grid, reach, stats))
-    return best
+        stats.update(window_spans=spans, open_rows=int(active.size), dc_levels=0, dc_cells=0)
+    if not active.size:
+        return
+    k = padded.shape[1] - 2
+    open_best = np.maximum(best[active], _tie_block_pairs(padded, rank, grid))
+    reach = np.minimum(np.floor((top - open_best) / grid.beta_step) + 1.0, float(k))
+    best[active] = np.maximum(open_best, _divide_and_conquer(padded, rank, grid, reach, stats))
+
+
+def _top(grid: LogGrid, low: float, high: float) -> float:
+    """The grid value of ``ln(high - low)``, the largest term any pair can have."""
+    return float(grid.quantize(np.array(math.log(high - low))))
 
 
 def _tie_block_pairs(padded: pf.Array, rank: int, grid: LogGrid) -> pf.Array:
@@ -318,6 +465,13 @@ def _monge_row_maxima(
     return best
 
 
+def _level(_: Any, attribute: Any, value: Any) -> None:
+    """The quantile level: required, a number in (0, 1)."""
+    if value is None:
+        raise ConfigError("the quantile statistic needs its level q in (0, 1); use 'median' for q = 0.5", path="q")
+    pf.validators.probability(_, attribute, value)
+
+
 @attrs.frozen
 class Quantile:
     """The ``q``-quantile as the order statistic of rank ``r = max(1, ceil(q k))`` of k bounded scalars.
@@ -328,16 +482,22 @@ class Quantile:
 
     Parameters
     ----------
-    q : float, default 0.5
-        Quantile level in (0, 1).
+    q : float
+        Quantile level in (0, 1); required (there is no default level: use ``median`` for q = 1/2).
     """
 
     name: ClassVar[str] = "quantile"
-    q: float = attrs.field(default=0.5, validator=pf.validators.probability)
+    q: float | None = attrs.field(default=None, validator=_level)
+
+    @property
+    def level(self) -> float:
+        """``q``, checked when the statistic was built (never None)."""
+        assert self.q is not None
+        return self.q
 
     def rank(self, k: int) -> int:
         """The 1-based rank of the order statistic on k records."""
-        return min(k, max(1, math.ceil(round(self.q * k, 9))))
+        return min(k, max(1, math.ceil(round(self.level * k, 9))))
 
     def prepare(self, x: pf.Array, bounds: Any) -> pf.Array:
         """Clip one-dimensional data to the bounds."""
@@ -382,23 +542,23 @@ class Quantile:
 
     def population_value(self, population: Any) -> float:
         """The population q-quantile (``population.ppf(q)``; the lower median for a continuous law)."""
-        return float(population_law(population, "ppf", self.name).ppf(self.q))
+        return float(population_law(population, "ppf", self.name).ppf(self.level))
 
     def log_smooth_sensitivity(self, x: pf.Array, beta: float, bounds: Any) -> float:
         """``ln SS_beta`` at the (clipped) full data."""
         b = _scalar_bounds(bounds, self.name)
-        rows = np.sort(x)[np.newaxis, :]
-        return float(order_log_smooth_sensitivity(rows, self.rank(x.shape[0]), beta, b.low, b.high)[0])
+        rows = np.array(x, dtype=np.float64, ndmin=2)
+        return float(order_statistic_log_smooth(rows, self.rank(x.shape[0]), beta, b.low, b.high)[1][0])
 
     def evaluate_log_smooth_batch(
         self, x: pf.Array, index: pf.IndexMatrix, beta: float, bounds: Any
     ) -> tuple[pf.Array, pf.Array]:
-        """Values ``(B, 1)`` and ``ln SS_beta`` ``(B,)`` of B resamples from one sort per row."""
+        """Values ``(B, 1)`` and ``ln SS_beta`` ``(B,)`` of B resamples from one partial sort per row."""
         b = _scalar_bounds(bounds, self.name)
-        r = self.rank(index.shape[1])
-        rows = np.take(x, index)
-        rows.sort(axis=1)
-        return rows[:, r - 1 : r].copy(), order_log_smooth_sensitivity(rows, r, beta, b.low, b.high)
+        values, log_smooth = order_statistic_log_smooth(
+            np.take(x, index), self.rank(index.shape[1]), beta, b.low, b.high
+        )
+        return values[:, np.newaxis], log_smooth
 
 
 @attrs.frozen

@@ -1,0 +1,127 @@
+"""Usability items of issue 16: meaningless deltas, a quantile without its level, the missing-PNG note, the
+docs extra."""
+
+from __future__ import annotations
+
+import math
+import re
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import privframe as pf
+
+ROOT = Path(__file__).resolve().parents[1]
+X = np.random.default_rng(0).uniform(size=2000)
+
+# -- delta ----------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("make", [lambda d: pf.ApproxDP(1.0, d), lambda d: pf.GDP(1.0, delta=d)])
+def test_delta_above_max_delta_is_refused_naming_delta(make) -> None:  # type: ignore[no-untyped-def]
+    assert pf.MAX_DELTA == 0.1
+    make(pf.MAX_DELTA)  # the boundary itself is accepted (ApproxDP(0.1, 0.1) runs, see test_bad_input)
+    for delta in (0.5, math.nextafter(pf.MAX_DELTA, 1.0), 0.99):
+        with pytest.raises(pf.BudgetError, match=r"^delta: must satisfy 0 <= delta <= 0\.1 \(delta should be far"):
+            make(delta)
+
+
+def test_delta_rule_applies_to_conversions_and_config_tables() -> None:
+    with pytest.raises(pf.BudgetError, match=r"^delta: must satisfy 0 < delta <= 0\.1"):
+        pf.GDP(1.0).to_approx_dp(0.5)
+    with pytest.raises(pf.ConfigError, match=r"^budget\.delta: must satisfy 0 <= delta <= 0\.1"):
+        pf.budget_from_table({"unit": "approx-dp", "epsilon": 1.0, "delta": 0.5})
+
+
+def test_cli_refuses_a_meaningless_delta(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "privframe.cli", "budget", "--epsilon", "1", "--delta", "0.5"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert done.stderr.startswith("privframe: error: delta: must satisfy 0 <= delta <= 0.1")
+
+
+# -- quantile without q ---------------------------------------------------------------------------------------
+
+
+def test_quantile_needs_its_level() -> None:
+    with pytest.raises(pf.ConfigError, match=r"^statistic\.q: the quantile statistic needs its level q in \(0, 1\)"):
+        pf.confidence_interval(X, "quantile", method="cr-gs", budget=pf.GDP(1.0), bounds=(0, 1))
+    with pytest.raises(pf.ConfigError, match=r"^pipeline\.statistic\.q: the quantile statistic needs its level"):
+        pf.Pipeline.from_dict(
+            {
+                "pipeline": {
+                    "method": "cr-gs",
+                    "statistic": "quantile",
+                    "bounds": [0, 1],
+                    "budget": {"unit": "gdp", "mu": 1},
+                }
+            }
+        )
+    with pytest.raises(pf.ConfigError, match=r"^statistic\.q: must be a number in \(0, 1\)"):
+        pf.confidence_interval(X, "quantile", method="cr-gs", budget=pf.GDP(1.0), bounds=(0, 1), q=1.5)
+    with_q = pf.confidence_interval(X, "quantile", method="cr-gs", budget=pf.GDP(1.0), bounds=(0, 1), q=0.5, rng=1)
+    median = pf.confidence_interval(X, "median", method="cr-gs", budget=pf.GDP(1.0), bounds=(0, 1), rng=1)
+    assert (with_q.low, with_q.high) == (median.low, median.high)  # the median needs no level and is unchanged
+
+
+def test_cli_quantile_without_q_is_one_line_exit_2(tmp_path: Path) -> None:
+    config = tmp_path / "q.toml"
+    config.write_text(
+        '[pipeline]\nmethod = "cr-gs"\nstatistic = "quantile"\nbounds = [0, 1]\nbudget = { unit = "gdp", mu = 1.0 }\n',
+        encoding="utf-8",
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "privframe.cli", "run", str(config), "--demo"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [
+        "privframe: error: pipeline.statistic.q: the quantile statistic needs its level q in (0, 1); "
+        "use 'median' for q = 0.5"
+    ]
+
+
+# -- the missing PNG ------------------------------------------------------------------------------------------
+
+
+def test_quick_experiment_says_when_no_png_was_written(tmp_path: Path) -> None:
+    """matplotlib made unimportable in a real subprocess (``sys.modules["matplotlib"] = None``)."""
+    code = (
+        "import sys; sys.modules['matplotlib'] = None\n"
+        "from privframe.cli import main\n"
+        "raise SystemExit(main(sys.argv[1:]))\n"
+    )
+    argv = ["experiment", "seed1-mean", "--trials", "2", "--n", "200", "--methods", "privsub"]
+    done = subprocess.run(
+        [sys.executable, "-c", code, *argv, "--out", str(tmp_path)], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert (
+        "privframe: no seed1-mean.png written: plots need the plot extra "
+        "(pip install 'privframe[plot]', which installs matplotlib)"
+    ) in done.stderr.splitlines()
+    assert "(results.json, results.csv)" in done.stdout
+    assert not list(tmp_path.rglob("*.png"))
+
+
+# -- the docs extra -------------------------------------------------------------------------------------------
+
+
+def test_docs_extra_has_mkdocs_and_the_site_needs_nothing_else() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    docs = project["optional-dependencies"]["docs"]
+    assert any(requirement.startswith("mkdocs") for requirement in docs)
+    config = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    # No theme or plugin beyond what mkdocs ships: the default theme, no plugins, no markdown extensions.
+    for key in ("theme", "plugins", "markdown_extensions"):
+        assert not re.search(rf"^{key}:", config, re.MULTILINE), key
