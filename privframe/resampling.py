@@ -9,6 +9,7 @@ in chunks that fit ``memory_budget`` on up to ``workers`` threads. Neither run o
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -243,12 +244,27 @@ def _seed_sequence(rng: np.random.Generator) -> np.random.SeedSequence:
     return np.random.SeedSequence(rng.integers(0, 2**63, size=4).tolist())
 
 
+@functools.cache
+def _settle_allocator() -> None:
+    """Allocate and free one 16 MiB array, once per process.
+
+    Blocks allocate and free arrays of about a MiB each. glibc's malloc serves them by mmap, or returns them
+    to the system when the top of the heap is free, until it has seen a large mapped chunk freed; then it
+    keeps up to twice that size. Without this, every block's arrays were faulted in afresh (about 18 000
+    page faults and a third of a CR-GS call at n = 50 000). Other allocators ignore it; results never depend
+    on it.
+    """
+    scratch = np.empty(2**21)
+    del scratch
+
+
 def draw(sampler: Sampler, n: int, rng: np.random.Generator, options: RunOptions | None = None) -> Resamples:
     """The resamples of ``sampler`` for a population of n records, seeded from ``rng``.
 
     Errors about the sampler's options carry paths relative to the sampler (``m``); the caller adds its
     prefix. A B whose values and roots alone exceed the memory budget is a ``ConfigError``.
     """
+    _settle_allocator()
     options = options or RunOptions()
     design = sampler.design(n)
     if not isinstance(design, Design):

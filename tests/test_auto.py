@@ -99,9 +99,10 @@ def _choice(method_map: MethodMap, n: int, budget: pf.Budget, statistic: Any = "
         (1500, pf.GDP(1.0), (2000, "mu=1"), "cr-gs"),
         # mu = 1.5: ln 1.5 = 0.405 > ln(2/1.5) = 0.288: the mu = 2 cell
         (500, pf.GDP(1.5), (500, "mu=2"), "dette-graw"),
-        # an (eps, delta) budget uses the (eps, delta) cells, whatever the GDP cells' mu
-        (600, pf.ApproxDP(1.0, 1e-6), (500, "eps=1"), "blbquant"),
-        (600, pf.ApproxDP(4.0, 1e-6), (500, "eps=1"), "blbquant"),
+        # an (eps, delta) budget uses the (eps, delta) cells, whatever the GDP cells' mu; blbquant ranks
+        # first there but would refuse blocks this small (min_block), so auto passes over it
+        (600, pf.ApproxDP(1.0, 1e-6), (500, "eps=1"), "cr-gs"),
+        (600, pf.ApproxDP(4.0, 1e-6), (500, "eps=1"), "cr-gs"),
         # a (mu, delta)-GDP budget is in the GDP unit
         (500, pf.GDP(1.0, delta=1e-7), (500, "mu=1"), "privsub"),
     ],
@@ -165,10 +166,12 @@ def test_diagnostics_list_candidates_exclusions_rule_and_map(toy: MethodMap) -> 
     x = np.exp(np.random.default_rng(0).normal(size=500))
     res = pf.confidence_interval(x, "mean", method={"name": "auto", "map": toy}, budget=pf.ApproxDP(1.0, 1e-6),
                                  bounds=BOUNDS, rng=1)  # fmt: skip
-    assert res.method == "blbquant"
+    assert res.method == "cr-gs"
     why = res.diagnostics["auto"]
-    assert why["chosen"] == "blbquant"
+    assert why["chosen"] == "cr-gs"
     assert [c["method"] for c in why["candidates"]] == ["blbquant", "cr-gs"]
+    assert why["candidates"][0]["skipped"].startswith("refused this budget: blbquant's")  # min_block, from n alone
+    assert "skipped" not in why["candidates"][1]
     assert why["candidates"][0]["coverage"] == 0.92
     assert why["candidates"][0]["rel_width"] == 1.4
     assert [e["method"] for e in why["excluded"]] == ["cr-ss"]
@@ -440,7 +443,7 @@ def _toml(config: dict[str, Any]) -> str:
 # -- the shipped map against a fresh run --------------------------------------------------------------
 
 # Cheap cells at n = 500 (about 5 s together): one per statistic and budget unit.
-FRESH_CELLS = [("mean/cr-gs", "mu=1"), ("median/privsub", "eps=5"), ("q90/blbquant", "pure-eps=1")]
+FRESH_CELLS = [("mean/cr-gs", "mu=1"), ("median/privsub", "eps=5"), ("q90/privsub", "pure-eps=1")]
 
 
 def test_the_shipped_map_agrees_with_a_fresh_run(shipped: MethodMap) -> None:

@@ -14,7 +14,7 @@ import pytest
 from scipy import special, stats
 
 import privframe as pf
-from privframe_std.samplers import kappa_star
+from privframe_std.samplers import _blocks, kappa_star
 
 # ---------------------------------------------------------------------------------------------------------
 # kappa*
@@ -61,17 +61,26 @@ def wr(m: int | str, B: int, **options: object) -> pf.Sampler:
     return pf.registry.create("sampler", "wr", {"m": m, "B": B, **options})  # type: ignore[no-any-return]
 
 
-@pytest.mark.parametrize(("n", "m"), [(1000, 50), (120, 50)])  # redraw path (4m <= n) and random-keys path
-def test_wor_rows_are_distinct_subsets(n: int, m: int) -> None:
+@pytest.fixture(params=[None, 7], ids=["one-data-block", "data-blocks-of-7"])
+def data_block(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> int | None:
+    """Run a test as is, and again with public data blocks of 7 rows (many blocks, a short last one)."""
+    if request.param is not None:
+        monkeypatch.setattr(_blocks, "DATA_BLOCK", request.param)
+    value: int | None = request.param
+    return value
+
+
+@pytest.mark.parametrize(("n", "m"), [(1000, 50), (120, 50), (120, 100)])  # a tenth, under half, over half
+def test_wor_rows_are_sorted_distinct_subsets(n: int, m: int, data_block: int | None) -> None:
     res = pf.resampling.draw(wor(m, 100), n, np.random.default_rng(1))
     assert isinstance(res, pf.Resamples)
     assert (res.n, res.m, res.B, res.kappa, res.replace) == (n, m, 100, 1, False)
     mat = res.matrix()
     assert mat.shape == (100, m)
-    assert np.issubdtype(mat.dtype, np.integer)
+    assert mat.dtype == np.intp
     assert mat.min() >= 0
     assert mat.max() < n
-    assert np.all(np.diff(np.sort(mat, axis=1), axis=1) > 0)  # distinct (rows come in no particular order)
+    assert np.all(np.diff(mat, axis=1) > 0)  # sorted and distinct
 
 
 def test_wor_size_rule_resolves() -> None:
@@ -93,11 +102,14 @@ def subset_counts(mat: np.ndarray, n: int, m: int) -> np.ndarray:
 @pytest.mark.parametrize(
     ("n", "m", "B", "seed"),
     [
-        (6, 3, 20_000, 2),  # 4m > n: random-keys path; 20 subsets, ~1000 expected each
-        (12, 3, 22_000, 3),  # 4m <= n: duplicate-redraw path; 220 subsets, 100 expected each
+        (6, 3, 20_000, 2),  # half of n: 20 subsets, ~1000 expected each
+        (6, 4, 15_000, 5),  # over half: the complement of a uniform 2-subset; 15 subsets, 1000 each
+        (12, 3, 22_000, 3),  # a quarter: 220 subsets, 100 expected each
     ],
 )
-def test_wor_subsets_are_uniform(n: int, m: int, B: int, seed: int) -> None:
+def test_wor_subsets_are_uniform(n: int, m: int, B: int, seed: int, data_block: int | None) -> None:
+    # With data blocks of 7 rows, n = 6 is one block and n = 12 two (7 + 5): the hypergeometric allocation,
+    # per-block streams and both per-block paths (subset and complement) are exercised.
     mat = pf.resampling.draw(wor(m, B), n, np.random.default_rng(seed)).matrix()
     counts = subset_counts(mat, n, m)
     assert counts.sum() == B
@@ -108,8 +120,8 @@ def test_wor_subsets_are_uniform(n: int, m: int, B: int, seed: int) -> None:
     assert stats.chisquare(counts).pvalue > 0.001
 
 
-def test_wor_inclusion_frequencies_are_uniform_redraw_path() -> None:
-    n, m, B = 40, 5, 20_000  # 4m <= n: the duplicate-redraw path
+def test_wor_inclusion_frequencies_are_uniform(data_block: int | None) -> None:
+    n, m, B = 40, 5, 20_000  # with data blocks of 7: six blocks, counts of 0 to 5 in each
     mat = pf.resampling.draw(wor(m, B), n, np.random.default_rng(4)).matrix()
     counts = np.bincount(mat.ravel(), minlength=n)
     assert counts.sum() == m * B
@@ -124,6 +136,45 @@ def test_wor_inclusion_frequencies_are_uniform_redraw_path() -> None:
     observed = np.append(first[keep], first[~keep].sum())
     expected = np.append(expected[keep], expected[~keep].sum())
     assert stats.chisquare(observed, expected).pvalue > 0.001
+
+
+def test_wor_pair_inclusion_is_uniform(data_block: int | None) -> None:
+    # Pairs {i, j} are included together with probability m (m - 1) / (n (n - 1)), whether or not i and j
+    # share a data block (with blocks of 7, most pairs straddle two blocks).
+    n, m, B = 16, 4, 24_000
+    mat = pf.resampling.draw(wor(m, B), n, np.random.default_rng(6)).matrix()
+    pair = np.zeros((n, n), dtype=np.int64)
+    for a, b in itertools.combinations(range(m), 2):
+        np.add.at(pair, (mat[:, a], mat[:, b]), 1)  # rows are sorted, so a < b fills the upper triangle
+    counts = pair[np.triu_indices(n, 1)]
+    assert counts.sum() == B * math.comb(m, 2)
+    # Each of the 120 pairs expects 1200. The pair counts of a row are dependent (6 pairs per row), so this is
+    # a check of the means, not a chi-square: 4 SE (SE <= sqrt(1200) ~ 35) per pair, a false failure ~1e-2
+    # over all 120 pairs for a correct sampler at most; a bias of 15% in any pair fails.
+    expected = B * m * (m - 1) / (n * (n - 1))
+    assert np.all(np.abs(counts - expected) <= 4 * math.sqrt(expected))
+
+
+@pytest.mark.parametrize("block", [100, 2000])  # eleven data blocks, and one
+def test_data_blocks_can_be_drawn_separately(monkeypatch: pytest.MonkeyPatch, block: int) -> None:
+    # A holder of data rows [a, b) draws only the data blocks there, from the allocation and the block seeds,
+    # and gets exactly the indices the in-memory draw puts there.
+    monkeypatch.setattr(_blocks, "DATA_BLOCK", block)
+    n, m, rows = 1050, 70, 5
+    seed = np.random.SeedSequence(12, spawn_key=(3,))
+    for replace in (False, True):
+        draw = _blocks.iid_sorted_rows if replace else _blocks.distinct_rows
+        full = draw(np.random.default_rng(seed), rows, n, m)
+        counts = _blocks.allocate(np.random.default_rng(seed), rows, n, m, replace)
+        assert counts.shape == (rows, len(_blocks.data_blocks(n)))
+        for j, (start, stop) in enumerate(_blocks.data_blocks(n)):
+            mine = [row[(row >= start) & (row < stop)] for row in full]
+            assert np.array_equal(np.concatenate(mine), _blocks.draw_data_block(seed, j, counts[:, j], n, replace))
+
+
+def test_wor_needs_fewer_than_a_billion_records_across_blocks() -> None:
+    with pytest.raises(pf.ConfigError, match="n < 1000000000"):
+        _blocks.allocate(np.random.default_rng(0), 1, 10**9, 10, replace=False)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -143,6 +194,34 @@ def test_wr_rows_respect_range_and_kappa() -> None:
     # it really samples with replacement: with m = 264 of n = 2000, almost every row has a repeat
     # (P(no repeat) = prod(1 - i/n) ~ e^{-17}).
     assert sum(len(np.unique(row)) < res.m for row in mat) >= 190
+
+
+def test_wr_rows_are_sorted_multisets_with_the_iid_law(data_block: int | None) -> None:
+    # n = 4, m = 3, kappa* = 3 = m (never rejects): a row is the sorted multiset of 3 i.i.d. uniform draws
+    # from 4 values, so multiset {a, b, c} has probability (its number of orderings) / 64. 20 multisets,
+    # >= 312 expected each; Pearson chi-square with p > 0.001 fails for 1 seed in 1000. With data blocks of 7
+    # there is one block; the reproducibility test above and the n = 12 case below cover several.
+    for n, B, seed in [(4, 20_000, 7), (12, 60_000, 8)]:
+        res = pf.resampling.draw(wr(3, B, rho=0.5), n, np.random.default_rng(seed))
+        mat = res.matrix()
+        assert np.all(np.diff(mat, axis=1) >= 0)
+        cells = list(itertools.combinations_with_replacement(range(n), 3))
+        code = {cell: i for i, cell in enumerate(cells)}
+        counts = np.bincount([code[tuple(int(v) for v in row)] for row in mat], minlength=len(cells))
+        rejected = [cell for cell in cells if max(cell.count(v) for v in cell) > res.kappa]
+        probability = np.array(
+            [
+                0.0
+                if cell in rejected
+                else math.factorial(3) / math.prod(math.factorial(cell.count(v)) for v in set(cell))
+                for cell in cells
+            ]
+        )
+        expected = probability / probability.sum() * B
+        keep = expected > 0
+        assert counts[~keep].sum() == 0
+        # n = 12: 364 multisets (220 distinct triples at ~325 expected, pairs ~163, triples ~54 unless capped)
+        assert stats.chisquare(counts[keep], expected[keep]).pvalue > 0.001
 
 
 def exceed_probability(n: int, m: int, k: int) -> float:
@@ -272,8 +351,8 @@ def test_wr_max_redraws_gives_up() -> None:
 @pytest.mark.parametrize(
     ("name", "options"),
     [
-        ("wor", {"m": 7}),  # redraw path
-        ("wor", {"m": 80}),  # random-keys path
+        ("wor", {"m": 7}),  # a small subset of each row's data block
+        ("wor", {"m": 120}),  # over half: the complement of a uniform subset
         ("wr", {"m": M_REJ, "rho": RHO_REJ, "on_reject": "redraw"}),  # with redrawn rows
     ],
 )

@@ -35,5 +35,5 @@ class WithoutReplacement:
         return pf.Design(n=n, m=resolve_size("m", self.m, n), B=self.B, kappa=1, replace=False)
 
     def draw_block(self, design: pf.Design, rng: np.random.Generator, rows: int) -> pf.IndexMatrix:
-        """``rows`` uniform size-m subsets of ``range(n)`` (entries in no particular order)."""
+        """``rows`` uniform size-m subsets of ``range(n)``, each sorted."""
         return distinct_rows(rng, rows, design.n, design.m)

@@ -12,7 +12,7 @@ from scipy import special
 import privframe as pf
 from privframe.errors import ConfigError, SamplerRejected
 from privframe.sizes import SizeRule, resolve_size
-from privframe_std.samplers._blocks import max_multiplicity_exceeded, uniform_rows
+from privframe_std.samplers._blocks import iid_sorted_rows, max_multiplicity_exceeded
 
 __all__ = ["MultiplicityConstrained", "kappa_star"]
 
@@ -67,10 +67,10 @@ class MultiplicityConstrained:
         return pf.Design(n=n, m=m, B=self.B, kappa=kappa_star(n, m, self.B, rho), replace=True, rho=rho)
 
     def draw_block(self, design: pf.Design, rng: np.random.Generator, rows: int) -> pf.IndexMatrix:
-        """``rows`` rows of m i.i.d. indices, each row checked against the cap (rejected or redrawn)."""
+        """``rows`` sorted rows of m i.i.d. indices, each row checked against the cap (rejected or redrawn)."""
         n, m, kappa = design.n, design.m, design.kappa
-        index = uniform_rows(rng, rows, n, m)
-        bad = max_multiplicity_exceeded(index, kappa)
+        index = iid_sorted_rows(rng, rows, n, m)
+        bad = max_multiplicity_exceeded(index, kappa, ordered=True)
         rounds = 0
         while bad.any():
             if self.on_reject != "redraw":
@@ -83,7 +83,7 @@ class MultiplicityConstrained:
             rounds += 1
             if rounds > self.max_redraws:
                 raise SamplerRejected(f"still rejecting after max_redraws = {self.max_redraws} rounds", path="sampler")
-            fresh = uniform_rows(rng, int(bad.sum()), n, m)
+            fresh = iid_sorted_rows(rng, int(bad.sum()), n, m, round_=rounds)
             index[bad] = fresh
-            bad[bad] = max_multiplicity_exceeded(fresh, kappa)
+            bad[bad] = max_multiplicity_exceeded(fresh, kappa, ordered=True)
         return index
