@@ -35,6 +35,7 @@ from privframe.pipeline import Part, Pipeline, ResolvedPipeline
 from privframe.protocols import (
     Accountant,
     BatchSmoothMechanism,
+    DecomposableStatistic,
     DescribedNoise,
     DirectStatistic,
     Mechanism,
@@ -104,6 +105,7 @@ __all__ = [
     "CallableEstimator",
     "ConfigError",
     "DataError",
+    "DecomposableStatistic",
     "Design",
     "DirectStatistic",
     "IndexMatrix",

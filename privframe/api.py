@@ -38,9 +38,11 @@ def confidence_interval(
 
     Parameters
     ----------
-    x : array_like, pandas DataFrame or numpy structured array
+    x : array_like, pandas DataFrame, numpy structured array or Dask array
         The data, shape ``(n,)`` (or ``(n, d)`` for statistics of multivariate records); from a table, the
-        columns ``columns`` in order (all of them by default).
+        columns ``columns`` in order (all of them by default). A Dask array is never gathered: a
+        decomposable statistic (the mean) is computed on its workers by a method that accepts distributed
+        data (``cr-gs``, ``dette-graw``); anything else is a ``ConfigError`` (``docs/cluster.md``).
     statistic : str
         A registered statistic (``"mean"``, ...).
     method : str

@@ -13,6 +13,7 @@ import numpy as np
 
 from privframe import accounting, audit
 from privframe.budgets import GDP, ApproxDP, Budget, PureDP
+from privframe.dask_data import connect, is_distributed_path, load_distributed
 from privframe.data import load_data
 from privframe.errors import PrivframeError
 from privframe.experiments import cli as experiment_cli
@@ -60,6 +61,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--demo", action="store_true", help="run on the built-in demo dataset instead of --data")
     p.add_argument("--column", help="CSV column to use (required when the CSV has several columns)")
     p.add_argument("--columns", help="several CSV columns, comma-separated, in order (records of dimension d)")
+    p.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="Dask scheduler (tcp://host:8786) that reads and reduces a glob or Parquet --data (docs/cluster.md)",
+    )
     p.add_argument("--seed", type=int, help="seed for a reproducible run (voids privacy for anyone who knows it)")
     p.add_argument(
         "--session",
@@ -231,21 +237,13 @@ def _cmd_budget(args: argparse.Namespace) -> int:
 
 def _cmd_run(args: argparse.Namespace) -> int:
     pipe = Pipeline.from_config(args.config)
-    if args.data is None:
-        if not args.demo:
-            raise PrivframeError(
-                "give the data to run on (a .csv or .npy file), or --demo for the demo data", path="data"
-            )
-        if args.column is not None or args.columns is not None:
-            raise PrivframeError("only meaningful with --data", path="column" if args.column else "columns")
-        data = demo_data()
-    else:
-        if args.demo:
-            raise PrivframeError("give either --data or --demo, not both", path="demo")
-        columns = None if args.columns is None else [name.strip() for name in args.columns.split(",")]
-        data = load_data(args.data, args.column, columns)
-    session = _open_session(args)
-    result = pipe.run(data, rng=args.seed) if session is None else session.run(pipe, data, rng=args.seed)
+    distributed = args.data is not None and is_distributed_path(args.data)
+    if args.scheduler is not None and not distributed:
+        raise PrivframeError("only meaningful with a glob or Parquet --data", path="scheduler")
+    with connect(args.scheduler):  # a glob or Parquet is read and reduced by Dask, never gathered here
+        data = _run_data(args)
+        session = _open_session(args)
+        result = pipe.run(data, rng=args.seed) if session is None else session.run(pipe, data, rng=args.seed)
     if args.json:
         out = _result_dict(result)
         if session is not None:
@@ -256,6 +254,24 @@ def _cmd_run(args: argparse.Namespace) -> int:
         if session is not None:
             print(f"  session {args.session}: {session.summary()}")
     return 0
+
+
+def _run_data(args: argparse.Namespace) -> Any:
+    """The data of ``privframe run``: the demo data, a file in memory, or a Dask array for a glob or Parquet."""
+    if args.data is None:
+        if not args.demo:
+            raise PrivframeError(
+                "give the data to run on (a .csv or .npy file), or --demo for the demo data", path="data"
+            )
+        if args.column is not None or args.columns is not None:
+            raise PrivframeError("only meaningful with --data", path="column" if args.column else "columns")
+        return demo_data()
+    if args.demo:
+        raise PrivframeError("give either --data or --demo, not both", path="demo")
+    columns = None if args.columns is None else [name.strip() for name in args.columns.split(",")]
+    if is_distributed_path(args.data):
+        return load_distributed(args.data, args.column, columns)
+    return load_data(args.data, args.column, columns)
 
 
 def _budget_spec(spec: str, path: str) -> Budget:

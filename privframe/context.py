@@ -18,6 +18,7 @@ from privframe import evaluation, resampling
 from privframe._frozen import frozen_mapping
 from privframe._rng import spawn_generators
 from privframe.budgets import Budget
+from privframe.distributed import DistributedData
 from privframe.errors import BudgetError, ConfigError, PrivframeError
 from privframe.ledger import Ledger, PrivacyEvent
 from privframe.protocols import Accountant, Mechanism, Sampler, SmoothMechanism, Statistic
@@ -69,6 +70,10 @@ class RunContext:
     limit : Budget or None
         What this call may spend: the requested budget, unless the method runs at a documented conversion
         of it (:meth:`with_limit`).
+    distributed : DistributedData or None
+        The data as a Dask array when they stay on the workers (``docs/cluster.md``); ``data`` is then an
+        empty placeholder and the in-memory evaluations refuse to run. Only methods declaring
+        ``distributed = True`` receive such a context.
     """
 
     method: str
@@ -82,6 +87,7 @@ class RunContext:
     options: RunOptions = attrs.field(factory=RunOptions)
     requested: Budget | None = None
     limit: Budget | None = attrs.field(default=attrs.Factory(lambda self: self.requested, takes_self=True))
+    distributed: DistributedData | None = None
     _spender: PrivacySpender | None = attrs.field(init=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
@@ -92,6 +98,8 @@ class RunContext:
     @property
     def n(self) -> int:
         """Number of records."""
+        if self.distributed is not None:
+            return self.distributed.n
         return int(self.data.shape[0])
 
     @property
@@ -155,8 +163,15 @@ class RunContext:
         """The statistic's finite L2 global sensitivity on k records (``ConfigError`` when it has none)."""
         return evaluation.global_sensitivity(self.statistic, k, self.bounds, needed_by=self.method)
 
+    def _in_memory(self) -> None:
+        if self.distributed is not None:
+            raise ConfigError(
+                f"method '{self.method}' evaluated the statistic in memory on distributed data", path="method"
+            )
+
     def evaluate(self) -> Array:
         """theta on the full data, a ``(d,)`` vector."""
+        self._in_memory()
         return evaluation.evaluate_full(self.statistic, self.data)
 
     def resample(self, rng: np.random.Generator) -> Resamples:
@@ -170,14 +185,17 @@ class RunContext:
 
     def evaluate_resamples(self, resamples: Resamples, dimension: int) -> Array:
         """theta on every resample, ``(B, dimension)``."""
+        self._in_memory()
         return evaluation.evaluate_resamples(self.statistic, self.data, resamples, dimension)
 
     def log_smooth_sensitivity(self, beta: float) -> float:
         """``ln SS_beta`` of the statistic at the full data."""
+        self._in_memory()
         return evaluation.log_smooth_sensitivity(self.statistic, self.data, beta, self.bounds)
 
     def evaluate_smooth(self, resamples: Resamples, dimension: int, beta: float) -> tuple[Array, Array]:
         """theta and ``ln SS_beta`` on every resample: ``(B, dimension)`` and ``(B,)``."""
+        self._in_memory()
         return evaluation.evaluate_resamples_smooth(self.statistic, self.data, resamples, dimension, beta, self.bounds)
 
     # -- releases -------------------------------------------------------------------------------------

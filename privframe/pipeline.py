@@ -30,10 +30,17 @@ from privframe._rng import RngLike, as_seed_sequence
 from privframe.budgets import GDP, ApproxDP, Budget, PureDP, budget_from_table, budget_to_table
 from privframe.context import RunContext
 from privframe.data import as_data
+from privframe.distributed import DistributedData, as_distributed, is_dask_array
 from privframe.errors import BudgetError, ConfigError, PluginError, PTRFailed, join_path
 from privframe.evaluation import guarded
 from privframe.method import Method
-from privframe.protocols import RangedStatistic, Sampler, Statistic, StatisticWithDefaultMechanism
+from privframe.protocols import (
+    DecomposableStatistic,
+    RangedStatistic,
+    Sampler,
+    Statistic,
+    StatisticWithDefaultMechanism,
+)
 from privframe.registration import Kind, PluginEntry
 from privframe.registry import PluginRegistry, registry
 from privframe.resampling import RunOptions
@@ -131,6 +138,38 @@ class ResolvedPipeline:
             options=self.options,
             requested=self.budget,
         )
+
+    def distributed_context(
+        self, source: DistributedData, seed: np.random.SeedSequence, reg: PluginRegistry
+    ) -> RunContext:
+        """The run context for a Dask array that stays on the workers (``docs/cluster.md``).
+
+        Only a decomposable statistic with a method declaring ``distributed = True`` accepts it; the
+        statistic's checks of bounds and shape run here on an empty array of the data's shape, so a
+        misconfiguration fails before any value is read.
+        """
+        method = self.names["method"]
+        if not getattr(self.method, "distributed", False):
+            raise _refuse_distributed(f"method '{method}' needs the data in memory", reg, "method")
+        if not isinstance(self.statistic, DecomposableStatistic):
+            raise _refuse_distributed(f"statistic '{self.statistic.name}' is not decomposable", reg, "statistic")
+        return attrs.evolve(self.context(np.zeros((0, *source.shape[1:])), seed), distributed=source)
+
+
+def _refuse_distributed(reason: str, reg: PluginRegistry, path: str) -> ConfigError:
+    """Why a Dask array cannot be used, and the registered statistics and methods that accept one."""
+    statistics = [
+        entry.name
+        for entry in reg.entries("statistic")
+        if all(callable(getattr(entry.factory, attribute, None)) for attribute in ("partial_batch", "combine"))
+    ]
+    methods = [entry.name for entry in reg.entries("method") if getattr(entry.factory, "distributed", False) is True]
+    return ConfigError(
+        f"{reason}; distributed data (a Dask array) work with decomposable statistics "
+        f"({', '.join(statistics) or 'none registered'}) and the methods that accept them "
+        f"({', '.join(methods) or 'none registered'}); otherwise pass a numpy array",
+        path=path,
+    )
 
 
 def _check_confidence(value: object, path: str) -> float:
@@ -546,8 +585,8 @@ class Pipeline:
         A ``method="auto"`` pipeline first chooses its method from the data's length (:meth:`select`).
         """
         if self._resolved is None:
-            data = as_data(x)
-            return self.select(data.shape[0]).run(data, rng)
+            data = as_distributed(x) if is_dask_array(x) else as_data(x)
+            return self.select(data.shape[0]).run(data.array if isinstance(data, DistributedData) else data, rng)
         result = self.run_raw(x, rng)
         if isinstance(result, RegionResult) and result.dimension == 1:
             result = result.to_interval()
@@ -559,9 +598,12 @@ class Pipeline:
         """Run and return the method's own result type (a ball stays a ball even when d = 1)."""
         resolved = self._resolved
         if resolved is None:
-            data = as_data(x)
-            return self.select(data.shape[0]).run_raw(data, rng)
-        ctx = resolved.context(as_data(x), as_seed_sequence(rng))
+            data = as_distributed(x) if is_dask_array(x) else as_data(x)
+            return self.select(data.shape[0]).run_raw(data.array if isinstance(data, DistributedData) else data, rng)
+        if is_dask_array(x):
+            ctx = resolved.distributed_context(as_distributed(x), as_seed_sequence(rng), self.registry or registry)
+        else:
+            ctx = resolved.context(as_data(x), as_seed_sequence(rng))
         try:
             # A floating-point warning raised on some data and not on their neighbours would be a release
             # (and an exception under warnings-as-errors): overflow and NaN are handled by the statistics

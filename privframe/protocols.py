@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
+import numpy.typing as npt
 
 from privframe.budgets import Budget
 from privframe.ledger import PrivacyEvent
@@ -20,6 +21,7 @@ from privframe.types import Array, Design, IndexMatrix, SmoothRelease, SmoothRel
 __all__ = [
     "Accountant",
     "BatchSmoothMechanism",
+    "DecomposableStatistic",
     "DescribedNoise",
     "DirectStatistic",
     "Mechanism",
@@ -141,6 +143,32 @@ class WeightedStatistic(Protocol):
 
     def evaluate_weighted(self, values: Array, weights: Array) -> Array:
         """``(R,)`` values for ``values`` ``(b,)`` sorted ascending and counts ``weights`` ``(R, b)``."""
+
+
+@runtime_checkable
+class DecomposableStatistic(Protocol):
+    """A statistic whose value on a resample is built from per-part pieces (sums and counts), so it can be
+    computed where the data live (a Dask array on a cluster) and combined on the client.
+
+    The records ``0..n-1`` are cut into fixed public *data blocks* (``DATA_BLOCK`` rows, independent of how
+    the data are chunked). For one data block, :meth:`partial_batch` receives the prepared (clipped) records
+    of every resample that fall in the block, concatenated resample by resample in increasing record order
+    (resample r has ``lengths[r]`` of them; with one data block, in the sampler's row order), and returns
+    one row of partial values per resample. :meth:`combine` receives those partials for every data block, in
+    block order, and returns the statistic. Rows are independent: a row's value depends on its partials
+    only. The statistic must be symmetric in a resample's records. The full data are one resample holding
+    every record. ``evaluate_batch`` (and ``evaluate``, if defined)
+    must compute exactly this, summing in the same order, so that in-memory and distributed runs agree
+    bit for bit. The ``mean`` implements it; see ``docs/cluster.md``.
+    """
+
+    def partial_batch(self, values: Array, lengths: npt.NDArray[np.integer[Any]]) -> Array:
+        """``(rows, p)`` partial values of one data block: ``values`` ``(sum(lengths),)`` or
+        ``(sum(lengths), d)`` prepared records, resample r owning ``lengths[r]`` consecutive ones."""
+
+    def combine(self, partials: Sequence[Array], k: int) -> Array:
+        """``(rows, d)`` statistic values from the partials of every data block, in block order, of
+        resamples of k records each."""
 
 
 @runtime_checkable

@@ -37,6 +37,7 @@ from privframe import accounting
 from privframe._rng import RngLike
 from privframe.budgets import GDP, ApproxDP, Budget, PureDP, budget_from_table, budget_to_table
 from privframe.data import as_data
+from privframe.distributed import as_distributed, is_dask_array
 from privframe.errors import BudgetError, ConfigError, PrivframeError, PTRFailed
 from privframe.ledger import Ledger, PrivacyEvent
 from privframe.pipeline import Part, Pipeline
@@ -368,7 +369,9 @@ class Session:
             self._after(budget)
 
     def _run(self, pipe: Pipeline, x: npt.ArrayLike, rng: RngLike, *, raw: bool) -> IntervalResult | RegionResult:
-        data = as_data(x)  # the public schema check: a malformed input is not a release and costs nothing
+        # The public schema check: a malformed input is not a release and costs nothing (a Dask array's
+        # values are checked on the workers, before anything is released).
+        data: Any = as_distributed(x).array if is_dask_array(x) else as_data(x)
         pipe = pipe.select(data.shape[0])  # method="auto" chooses from n (public) before anything is charged
         with self._locked():  # admit and record in one step, so two processes cannot both spend the rest
             self._reload()

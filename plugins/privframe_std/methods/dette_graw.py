@@ -14,6 +14,7 @@ from scipy import optimize, special, stats
 
 import privframe as pf
 from privframe.errors import ConfigError
+from privframe_std.distributed.evaluate import evaluate_distributed
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -168,6 +169,9 @@ class DetteGraw:
         {"sampler": pf.Sampler, "mechanism": pf.Mechanism, "accountant": pf.Accountant}
     )
     private: ClassVar[bool] = True
+    distributed: ClassVar[bool] = True
+    """Accepts a Dask array with a decomposable statistic (``docs/cluster.md``; above one data block, 'wr'
+    only with ``on_reject="raise"``)."""
 
     calibration: str = attrs.field(default="clt", validator=pf.validators.choice("clt", "composition"))
     share: float = attrs.field(default=0.5, validator=pf.validators.probability)
@@ -204,12 +208,15 @@ class DetteGraw:
             raise ConfigError(
                 "'composition' needs a sampler with a multiplicity cap kappa < m (such as 'wr')", path="calibration"
             )
-        theta_hat = ctx.evaluate()
+        everything = None
+        if ctx.distributed is not None:  # a Dask array: partial sums on the workers (docs/cluster.md)
+            everything = evaluate_distributed(ctx, resamples)
+        theta_hat = ctx.evaluate() if everything is None else everything[0]
         if theta_hat.shape[0] != 1:
             raise ConfigError(
                 f"dette-graw gives intervals for scalar statistics; '{ctx.statistic.name}' is not", path="statistic"
             )
-        theta_star = ctx.evaluate_resamples(resamples, 1)[:, 0]
+        theta_star = (ctx.evaluate_resamples(resamples, 1) if everything is None else everything[1])[:, 0]
         delta_n, delta_m = ctx.sensitivity(n), ctx.sensitivity(m)
         center_budget, boot_budget = split_budget(total, self.share)
         p = inclusion_probability(n, m)

@@ -14,7 +14,7 @@ import numpy as np
 
 import privframe as pf
 
-__all__ = ["finite_mean", "finite_weighted_mean"]
+__all__ = ["finite_weighted_mean"]
 
 
 def _headroom(count: int) -> float:
@@ -22,18 +22,9 @@ def _headroom(count: int) -> float:
     return math.ldexp(1.0, -(max(count, 1).bit_length() + 1))
 
 
-def finite_mean(values: pf.Array, axis: int, *, keepdims: bool = False) -> pf.Array:
-    """``values.mean(axis)``, recomputed on values scaled by an exact power of two where the sum overflowed."""
-    means: pf.Array = values.mean(axis=axis, keepdims=keepdims)
-    if np.all(np.isfinite(means)):
-        return means
-    scale = _headroom(values.shape[axis])
-    scaled: pf.Array = (values * scale).mean(axis=axis, keepdims=keepdims) / scale
-    return scaled
-
-
 def finite_weighted_mean(values: pf.Array, weights: pf.Array) -> pf.Array:
-    """``(weights @ values) / weights.sum(axis=1)``, rescaled like :func:`finite_mean` where it overflowed."""
+    """``(weights @ values) / weights.sum(axis=1)``, recomputed on values scaled by an exact power of two where
+    it overflowed (the mean's sums use the same idea: ``_decompose.SCALE``)."""
     means: pf.Array = (weights @ values) / weights.sum(axis=1)
     if np.all(np.isfinite(means)):
         return means

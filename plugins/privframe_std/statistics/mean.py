@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import attrs
 import numpy as np
+import numpy.typing as npt
 
 import privframe as pf
 from privframe.errors import ConfigError, DataError
-from privframe_std.statistics._finite import finite_mean, finite_weighted_mean
+from privframe_std.statistics._decompose import SCALE, combine_sums, decomposed_batch, decomposed_full, segment_sums
+from privframe_std.statistics._finite import finite_weighted_mean
 from privframe_std.statistics._population import population_law
 
 __all__ = ["Mean"]
@@ -40,13 +43,26 @@ class Mean:
         raise ConfigError("the mean needs (low, high) or pf.L2Ball(radius)", path="bounds")
 
     def evaluate(self, x: pf.Array) -> pf.Array:
-        """The mean, shape ``(d,)``."""
-        return np.atleast_1d(finite_mean(x, axis=0))
+        """The mean, shape ``(d,)``: sums per public data block, added in block order, over n."""
+        return decomposed_full(self, x)
 
     def evaluate_batch(self, x: pf.Array, index: pf.IndexMatrix) -> pf.Array:
-        """Means of B resamples at once: ``(B, 1)`` for scalars, ``(B, d)`` for vectors."""
-        gathered = x[index]
-        return finite_mean(gathered, axis=1, keepdims=x.ndim == 1)
+        """Means of B resamples at once: ``(B, 1)`` for scalars, ``(B, d)`` for vectors.
+
+        Summed per public data block and combined in block order (:meth:`partial_batch`,
+        :meth:`combine`), so a run on a Dask array gives the same doubles.
+        """
+        return decomposed_batch(self, x, index)
+
+    def partial_batch(self, values: pf.Array, lengths: npt.NDArray[np.integer[Any]]) -> pf.Array:
+        """Per-resample sums of one data block's records, ``(rows, d)``, in units of ``2^64`` (cannot overflow)."""
+        sums = segment_sums(values, lengths)
+        return sums[:, np.newaxis] if sums.ndim == 1 else sums
+
+    def combine(self, partials: Sequence[pf.Array], k: int) -> pf.Array:
+        """Means ``(rows, d)``: the partial sums added in block order, over k."""
+        means: pf.Array = combine_sums(partials) / k / SCALE
+        return means
 
     def sensitivity(self, k: int, bounds: Any) -> float:
         """L2 global sensitivity on k records under replace-one."""

@@ -62,6 +62,8 @@ class CRGS:
         {"sampler": pf.Sampler, "mechanism": pf.Mechanism, "accountant": pf.Accountant}
     )
     private: ClassVar[bool] = True
+    distributed: ClassVar[bool] = True
+    """Accepts a Dask array with a decomposable statistic (``docs/cluster.md``)."""
 
     radius: str = attrs.field(default="noise-aware", validator=pf.validators.choice(*RADIUS_RULES))
     fpc: bool = attrs.field(default=True, validator=pf.validators.boolean)

@@ -12,6 +12,7 @@ import numpy as np
 
 import privframe as pf
 from privframe.evaluation import order_statistic_index
+from privframe_std.distributed.evaluate import evaluate_distributed
 
 __all__ = [
     "DEFAULT_SIZES",
@@ -102,8 +103,11 @@ def compute_roots(ctx: pf.RunContext, rng: np.random.Generator, rule: str = "inv
     ``r = R_(k)`` with ``k = ceil(confidence * B)`` and ``R_i = ||theta*_i - theta_hat||_2``.
     """
     resamples = ctx.resample(rng)
-    theta_hat = ctx.evaluate()
-    theta_star = ctx.evaluate_resamples(resamples, theta_hat.shape[0])
+    if ctx.distributed is not None:  # a Dask array: partial sums on the workers (docs/cluster.md)
+        theta_hat, theta_star = evaluate_distributed(ctx, resamples)
+    else:
+        theta_hat = ctx.evaluate()
+        theta_star = ctx.evaluate_resamples(resamples, theta_hat.shape[0])
     return _roots(ctx, resamples, theta_hat, theta_star, rule)
 
 

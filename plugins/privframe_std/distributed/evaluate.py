@@ -1,0 +1,79 @@
+"""theta on the full data and on every resample of a Dask array: partial sums on the workers, combined here.
+
+One task per public data block (the array is rechunked on the workers so that chunk j is data block j):
+it checks its records are finite, prepares (clips) them, and returns the statistic's partials of the full
+data and of the indices of every resample that fall in the block. Only those ``(B, p)`` arrays come back;
+the client combines them in block order, which is the order the in-memory evaluation uses, so both give
+the same doubles. Tasks run on the current ``distributed`` client if there is one, else on Dask's threaded
+scheduler.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+import numpy as np
+
+import privframe as pf
+from privframe.errors import ConfigError, DataError
+from privframe.evaluation import finite, guarded, prepare_data
+from privframe_std.distributed.plan import DrawPlan, draw_plan
+
+__all__ = ["evaluate_distributed"]
+
+BlockResult = tuple[bool, pf.Array | None, pf.Array | None]
+
+
+def evaluate_distributed(ctx: pf.RunContext, resamples: pf.Resamples) -> tuple[pf.Array, pf.Array]:
+    """theta on the full data ``(d,)`` and on every resample ``(B, d)``, computed where the data live."""
+    source = ctx.distributed
+    statistic = ctx.statistic
+    if source is None or not isinstance(statistic, pf.DecomposableStatistic):
+        raise ConfigError("needs distributed data and a decomposable statistic", path="method")
+    dask: Any = importlib.import_module("dask")  # the dask extra; only reached with a Dask array in hand
+
+    plan = draw_plan(ctx.sampler, resamples)
+    spans = plan.spans
+    chunks: dict[int, Any] = {0: tuple(stop - start for start, stop in spans)}
+    if len(source.shape) == 2:
+        chunks[1] = -1
+    pieces = source.array.rechunk(chunks).to_delayed().reshape(-1)
+    task = dask.delayed(_block_partials)
+    tasks = [
+        task(piece, j, start, statistic, ctx.bounds, plan.for_data_block(j))
+        for j, (piece, (start, _)) in enumerate(zip(pieces, spans, strict=True))
+    ]
+    with guarded("statistic", statistic.name, "partial_batch"):
+        results: tuple[BlockResult, ...] = dask.compute(*tasks)
+    if not all(ok for ok, _, _ in results):
+        raise DataError("contains NaN or infinite values (they are never silently dropped)", path="x")
+    with guarded("statistic", statistic.name, "combine"):
+        theta_hat = np.asarray(statistic.combine([r[1] for r in results if r[1] is not None], ctx.n), dtype=float)
+        theta_hat = finite(theta_hat[0].reshape(-1))
+        theta_star = np.asarray(
+            statistic.combine([r[2] for r in results if r[2] is not None], resamples.m), dtype=float
+        )
+    if theta_star.shape != (resamples.B, theta_hat.shape[0]):
+        raise DataError(
+            f"'{statistic.name}' combined to shape {theta_star.shape}, expected {(resamples.B, theta_hat.shape[0])}",
+            path="statistic",
+        )
+    return theta_hat, finite(theta_star)
+
+
+def _block_partials(
+    chunk: Any, j: int, start: int, statistic: pf.DecomposableStatistic, bounds: Any, plan: DrawPlan
+) -> BlockResult:
+    """On a worker: data block j's finiteness, and its partials of the full data and of every resample."""
+    values = np.ascontiguousarray(chunk, dtype=np.float64)
+    if not bool(np.all(np.isfinite(values))):
+        return False, None, None
+    assert isinstance(statistic, pf.Statistic)
+    prepared = np.ascontiguousarray(prepare_data(statistic, values, bounds))
+    full = statistic.partial_batch(prepared, np.array([prepared.shape[0]], dtype=np.int64))
+    parts = []
+    for i in range(len(plan.blocks)):
+        index, lengths = plan.part(i, j)
+        parts.append(statistic.partial_batch(prepared[index - start], lengths))
+    return True, np.asarray(full, dtype=np.float64), np.concatenate(parts, axis=0)

@@ -1,0 +1,102 @@
+"""Sums over public data blocks: one summation order for in-memory and distributed evaluation.
+
+A decomposable statistic (:class:`privframe.DecomposableStatistic`) is computed from per-data-block partial
+sums combined in block order. The in-memory helpers here cut resamples at the public data blocks of
+``privframe_std.samplers._blocks`` exactly as a worker holding one data block sees them, so an in-memory run
+and a run on a Dask array add the same doubles in the same order and agree bit for bit.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+import privframe as pf
+from privframe_std.samplers._blocks import data_blocks
+
+__all__ = ["SCALE", "combine_sums", "decomposed_batch", "decomposed_full", "segment_sums"]
+
+SCALE = math.ldexp(1.0, -64)
+"""Partial sums are kept in units of ``2^64``: a sum of fewer than ``2^64`` doubles cannot overflow, and
+scaling by a power of two changes no rounding (outside the subnormal range), so the result equals the plain
+sum wherever that is finite."""
+
+
+def segment_sums(values: pf.Array, lengths: npt.NDArray[np.integer[Any]]) -> pf.Array:
+    """``SCALE`` times the sum of each run of ``lengths[r]`` consecutive entries of ``values`` (axis 0).
+
+    Returns ``(rows,)`` for one-dimensional values, ``(rows, d)`` for ``(K, d)``. Rows whose plain sum
+    overflows are summed again from scaled values.
+    """
+    rows = lengths.shape[0]
+    tail = values.shape[1:]
+    if rows == 0:
+        return np.zeros((0, *tail))
+    first = int(lengths[0])
+    uniform = bool(np.all(lengths == first))
+    if uniform:  # the common case (one data block): a plain reduction per row
+        shaped = values.reshape(rows, first, *tail)
+        sums: pf.Array = shaped.sum(axis=1)
+    else:
+        sums = _ragged_sums(values, lengths)
+    scaled: pf.Array = sums * SCALE
+    bad = ~np.isfinite(scaled)
+    if bad.any():
+        rescaled = (shaped * SCALE).sum(axis=1) if uniform else _ragged_sums(values * SCALE, lengths)
+        scaled = np.where(bad, rescaled, scaled)
+    return scaled
+
+
+def _ragged_sums(values: pf.Array, lengths: npt.NDArray[np.integer[Any]]) -> pf.Array:
+    out = np.zeros((lengths.shape[0], *values.shape[1:]))
+    nonempty = lengths > 0
+    if nonempty.any():
+        starts = (np.cumsum(lengths) - lengths)[nonempty]
+        out[nonempty] = np.add.reduceat(values, starts, axis=0)
+    return out
+
+
+def combine_sums(partials: Sequence[pf.Array]) -> pf.Array:
+    """The partial sums of every data block added in block order (a fixed order: bit-identical anywhere)."""
+    total = np.array(partials[0], dtype=np.float64, copy=True)
+    for part in partials[1:]:
+        total += part
+    return total
+
+
+def decomposed_batch(statistic: pf.DecomposableStatistic, x: pf.Array, index: pf.IndexMatrix) -> pf.Array:
+    """The statistic on every row of ``index`` from its partials per data block of ``range(len(x))``.
+
+    Each row's indices are cut at the data blocks (rows are sorted first unless they already are: a
+    decomposable statistic is symmetric in the records of a resample), so the partials are those a worker
+    holding one data block computes.
+    """
+    rows, m = index.shape
+    blocks = data_blocks(x.shape[0])
+    if len(blocks) == 1:
+        values = x[index].reshape(rows * m, *x.shape[1:])
+        return statistic.combine([statistic.partial_batch(values, np.full(rows, m, dtype=np.int64))], m)
+    if m > 1 and not bool(np.all(index[:, 1:] >= index[:, :-1])):
+        index = np.sort(index, axis=1)
+    starts = np.array([start for start, _ in blocks], dtype=index.dtype)
+    cuts = np.empty((rows, len(blocks) + 1), dtype=np.int64)
+    for r in range(rows):
+        cuts[r, :-1] = np.searchsorted(index[r], starts)
+    cuts[:, -1] = m
+    partials = []
+    for j in range(len(blocks)):
+        low, high = cuts[:, j], cuts[:, j + 1]
+        part = np.concatenate([index[r, low[r] : high[r]] for r in range(rows)])
+        partials.append(statistic.partial_batch(x[part], high - low))
+    return statistic.combine(partials, m)
+
+
+def decomposed_full(statistic: pf.DecomposableStatistic, x: pf.Array) -> pf.Array:
+    """The statistic on all of ``x`` (one resample holding every record), from its partials per data block."""
+    partials = [statistic.partial_batch(x[start:stop], np.array([stop - start])) for start, stop in data_blocks(len(x))]
+    full: pf.Array = statistic.combine(partials, x.shape[0])[0]
+    return full
