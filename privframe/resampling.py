@@ -34,6 +34,7 @@ __all__ = [
     "RunOptions",
     "block_rows",
     "draw",
+    "seed_sequence_of",
 ]
 
 T = TypeVar("T")
@@ -237,7 +238,8 @@ class Resamples:
         return np.concatenate([self.block(i) for i in range(len(self.block_seeds))], axis=0)
 
 
-def _seed_sequence(rng: np.random.Generator) -> np.random.SeedSequence:
+def seed_sequence_of(rng: np.random.Generator) -> np.random.SeedSequence:
+    """The seed sequence ``rng`` was built from (a fresh one drawn from ``rng`` if it has none)."""
     seed_seq = rng.bit_generator.seed_seq
     if isinstance(seed_seq, np.random.SeedSequence):
         return seed_seq
@@ -276,7 +278,7 @@ def draw(sampler: Sampler, n: int, rng: np.random.Generator, options: RunOptions
             path="B",
         )
     rows = design.block_rows or block_rows(design.m)
-    parent = _seed_sequence(rng).spawn(1)[0]
+    parent = seed_sequence_of(rng).spawn(1)[0]
 
     def draw_block(block_rng: np.random.Generator, count: int) -> IndexMatrix:
         return sampler.draw_block(design, block_rng, count)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import math
 from typing import Any
 
@@ -16,7 +15,6 @@ from privframe_std.methods.blbquant import blb_blocks, blb_replicates
 from privframe_std.methods.blbquant import method as blbquant_module
 from privframe_std.methods.blbquant.roots import block_roots, weighted_estimator
 from privframe_std.methods.blbquant.search import above_threshold, block_count, block_histograms, nested_coverages
-from privframe_std.methods.blbquant.weights import multinomial_weights
 
 TRUNC = stats.truncnorm(a=-3, b=2, scale=2)  # N(0, 2^2) truncated to [-6, 4]: the blbquant-grid population
 TRUE_MEAN = float(TRUNC.mean())
@@ -298,45 +296,6 @@ def test_weighted_exponential_pieces_match_the_exponential_mechanism() -> None:
     ref_mass = {j: float(np.exp(w)) for j, w in enumerate(ref[0]) if np.isfinite(w)}
     assert mass.keys() == ref_mass.keys()
     assert all(mass[j] == pytest.approx(ref_mass[j], rel=1e-12) for j in mass)
-
-
-@pytest.mark.parametrize(("k", "total"), [(3, 20), (5, 12), (2, 3)])  # Poisson path (lam >= 1); direct (lam < 1)
-def test_multinomial_weights_have_the_multinomial_law(k: int, total: int) -> None:
-    """The joint law of the weight vector: chi-square over every composition of ``total`` into k parts.
-
-    60 000 rows; compositions with fewer than 10 expected rows are pooled. About 16% of the Poisson rows are
-    over-full and redrawn, so the test covers the rejection branch as well as the uniform fill.
-    """
-    rows = 60_000
-    counts = multinomial_weights(np.random.default_rng(6), rows, k, total).astype(np.int64)
-    assert np.all(counts.sum(axis=1) == total)
-    compositions = [c for c in itertools.product(range(total + 1), repeat=k) if sum(c) == total]
-    position = {c: i for i, c in enumerate(compositions)}
-    observed = np.zeros(len(compositions))
-    for row in map(tuple, counts.tolist()):
-        observed[position[row]] += 1
-    expected = rows * np.array([stats.multinomial.pmf(c, total, [1 / k] * k) for c in compositions])
-    keep = expected >= 10
-    obs, exp = observed[keep], expected[keep]
-    if not keep.all():
-        obs, exp = np.append(obs, observed[~keep].sum()), np.append(exp, expected[~keep].sum())
-    assert stats.chisquare(obs, exp).pvalue > 0.001
-
-
-def test_multinomial_weights_moments_at_blb_scale() -> None:
-    """Rows of Mult(20 000; 1/100) (the median's blocks at n = 20 000): each count Bin(20 000, 1/100), mean 200,
-    variance 198, neighbouring cells covary -2. 3000 rows x 100 cells: the pooled variance has relative SE
-    ~ 1/sqrt(3000 * 100 / 2) ~ 0.26% (5 SE: 1.3%); the pooled covariance of 50 disjoint pairs SE ~ 198 /
-    sqrt(150 000) ~ 0.51 (5 SE)."""
-    rows, k, total = 3000, 100, 20_000
-    counts = multinomial_weights(np.random.default_rng(7), rows, k, total)
-    assert np.all(counts.sum(axis=1) == total)
-    assert counts.mean() == pytest.approx(200.0)
-    var = counts.var(axis=0, ddof=1).mean()
-    assert var == pytest.approx(total * (1 / k) * (1 - 1 / k), rel=5 * math.sqrt(2 / (rows * k)))
-    centred = counts - 200.0
-    cov = np.mean([np.mean(centred[:, 2 * i] * centred[:, 2 * i + 1]) for i in range(50)])
-    assert cov == pytest.approx(-total / k**2, abs=5 * 198 / math.sqrt(rows * 50))
 
 
 def test_mean_roots_have_the_little_bootstrap_spread() -> None:

@@ -158,12 +158,12 @@ def multinomial_pmf_table(k: int, total: int) -> tuple[list[tuple[int, ...]], np
     return cells, probs
 
 
-@pytest.mark.parametrize(("k", "total"), [(3, 20), (2, 9)])  # Poisson path (lam >= 1) and direct path (lam < 1)
+@pytest.mark.parametrize(("k", "total"), [(3, 20), (5, 12), (2, 9), (2, 3)])  # Poisson path (lam >= 1); direct
 def test_multinomial_counts_have_the_multinomial_law(k: int, total: int) -> None:
     """The joint law of the count vector: chi-square over every composition of ``total`` into k parts.
 
-    60 000 rows; compositions with fewer than 10 expected rows are pooled. The Poisson path's rare
-    over-full rows (T > total, ~0.1%) are redrawn exactly, so the test also covers that branch.
+    60 000 rows; compositions with fewer than 10 expected rows are pooled. About 16% of the Poisson rows are
+    over-full (T > total) and redrawn, so the test covers the rejection branch as well as the uniform fill.
     """
     rows = 60_000
     counts = multinomial_counts(np.random.default_rng(6), rows, k, total)

@@ -15,13 +15,12 @@ scale check is a script: ``nice python tests/benchmarks/scale_1e8.py --workers 2
 from __future__ import annotations
 
 import math
-import statistics
-import time
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import pytest
+from _timing import interleaved
 from scipy import stats
 
 import privframe as pf
@@ -99,19 +98,6 @@ def test_scipy_bootstrap_percentile(benchmark: Any, n: int) -> None:
     )
 
 
-def _interleaved(contenders: dict[str, Callable[[], object]], rounds: int) -> dict[str, float]:
-    """Median seconds per contender over ``rounds`` rounds, each round running every contender once."""
-    for run in contenders.values():
-        run()  # warm-up
-    times: dict[str, list[float]] = {name: [] for name in contenders}
-    for _ in range(rounds):
-        for name, run in contenders.items():
-            start = time.perf_counter()
-            run()
-            times[name].append(time.perf_counter() - start)
-    return {name: statistics.median(values) for name, values in times.items()}
-
-
 def _cr_gs(x: np.ndarray, sampler: str, workers: int = 1) -> Callable[[], object]:
     options = {"on_reject": "redraw"} if sampler == "wr" else {}
     return lambda: pf.confidence_interval(
@@ -137,7 +123,7 @@ def test_ratio_cr_gs_wor_over_numpy_floor(benchmark: Any) -> None:
     def floor() -> object:
         return x[np.random.default_rng(1).integers(0, n, size=(B, m))].mean(axis=1)
 
-    medians = _interleaved({"floor": floor, "wor": _cr_gs(x, "wor"), "wor_2": _cr_gs(x, "wor", workers=2)}, 15)
+    medians = interleaved({"floor": floor, "wor": _cr_gs(x, "wor"), "wor_2": _cr_gs(x, "wor", workers=2)}, 15)
     benchmark.extra_info.update({f"median_{name}_s": t for name, t in medians.items()})
     benchmark.extra_info["ratio"] = (
         f"cr-gs wor / numpy floor, n={n}: {medians['wor'] / medians['floor']:.2f}x "
@@ -150,7 +136,7 @@ def test_ratio_cr_gs_wor_over_numpy_floor(benchmark: Any) -> None:
 def test_ratio_cr_gs_wr_over_wor(benchmark: Any, n: int) -> None:
     """Target: cr-gs wr mean / cr-gs wor mean <= 1 at n >= 10 000."""
     x = _data(n)
-    medians = _interleaved({"wr": _cr_gs(x, "wr"), "wor": _cr_gs(x, "wor")}, 15)
+    medians = interleaved({"wr": _cr_gs(x, "wr"), "wor": _cr_gs(x, "wor")}, 15)
     benchmark.extra_info.update({f"median_{name}_s": t for name, t in medians.items()})
     benchmark.extra_info["ratio"] = f"cr-gs wr / cr-gs wor, n={n}: {medians['wr'] / medians['wor']:.2f}x"
     benchmark.pedantic(_cr_gs(x, "wr"), rounds=3, iterations=1)

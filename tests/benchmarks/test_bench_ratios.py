@@ -12,15 +12,14 @@ times the numerator alone. The PrivBoot case takes about ten seconds a call and 
 
 from __future__ import annotations
 
-import statistics
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import pytest
+from _timing import interleaved
 from scipy import stats
 
 import privframe as pf
@@ -33,19 +32,6 @@ BOUNDS = (-6.0, 4.0)
 
 def _data(n: int) -> np.ndarray:
     return np.asarray(TRUNC.rvs(size=n, random_state=np.random.default_rng(n)), dtype=np.float64)
-
-
-def _interleaved(contenders: dict[str, Callable[[], object]], rounds: int) -> dict[str, float]:
-    """Median seconds per contender over ``rounds`` rounds, each round running every contender once."""
-    for run in contenders.values():
-        run()  # warm-up: plugin loading, first-use imports
-    times: dict[str, list[float]] = {name: [] for name in contenders}
-    for _ in range(rounds):
-        for name, run in contenders.items():
-            start = time.perf_counter()
-            run()
-            times[name].append(time.perf_counter() - start)
-    return {name: statistics.median(values) for name, values in times.items()}
 
 
 def _record(benchmark: Any, label: str, medians: dict[str, float], value: float, unit: str) -> None:
@@ -66,7 +52,7 @@ def test_ratio_cr_ss_median_over_cr_gs_wor_mean(benchmark: Any) -> None:
     def mean() -> object:
         return pf.confidence_interval(x, "mean", method="cr-gs", budget=pf.GDP(1.0), bounds=BOUNDS, B=1000, rng=1)
 
-    medians = _interleaved({"cr_ss_median": median, "cr_gs_mean": mean}, rounds=11)
+    medians = interleaved({"cr_ss_median": median, "cr_gs_mean": mean}, rounds=11)
     ratio = medians["cr_ss_median"] / medians["cr_gs_mean"]
     _record(benchmark, "cr-ss median / cr-gs wor mean, n=50000", medians, ratio, "x")
     benchmark.pedantic(median, rounds=3, iterations=1)
@@ -88,7 +74,7 @@ def test_ratio_blbquant_median_over_cr_gs_mean(benchmark: Any) -> None:
     def mean() -> object:
         return pf.confidence_interval(x, "mean", method="cr-gs", budget=pf.PureDP(1.0), bounds=BOUNDS, rng=1)
 
-    medians = _interleaved({"blbquant_median": median, "cr_gs_mean": mean}, rounds=5)
+    medians = interleaved({"blbquant_median": median, "cr_gs_mean": mean}, rounds=5)
     ratio = medians["blbquant_median"] / medians["cr_gs_mean"]
     _record(benchmark, "blbquant median / cr-gs mean, n=20000", medians, ratio, "x")
     benchmark.pedantic(median, rounds=1, iterations=1)
@@ -102,7 +88,7 @@ def test_privboot_gdp8_n20000(benchmark: Any) -> None:
     def privboot() -> object:
         return pf.confidence_interval(x, "mean", method="privboot", budget=pf.GDP(8.0), bounds=BOUNDS, rng=1)
 
-    medians = _interleaved({"privboot": privboot}, rounds=1)
+    medians = interleaved({"privboot": privboot}, rounds=1)
     _record(benchmark, "privboot GDP(8), n=20000", medians, medians["privboot"], " s")
     benchmark.pedantic(privboot, rounds=1, iterations=1)
 
@@ -113,6 +99,6 @@ def _fresh_import(module: str) -> Callable[[], object]:
 
 def test_import_privframe_over_numpy(benchmark: Any) -> None:
     """Target: ``import privframe`` takes at most 0.3 s more than ``import numpy`` (fresh interpreters)."""
-    medians = _interleaved({"numpy": _fresh_import("numpy"), "privframe": _fresh_import("privframe")}, rounds=10)
+    medians = interleaved({"numpy": _fresh_import("numpy"), "privframe": _fresh_import("privframe")}, rounds=10)
     _record(benchmark, "import privframe - import numpy", medians, medians["privframe"] - medians["numpy"], " s")
     benchmark.pedantic(_fresh_import("privframe"), rounds=3, iterations=1)

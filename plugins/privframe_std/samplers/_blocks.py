@@ -30,6 +30,7 @@ import numpy.typing as npt
 
 import privframe as pf
 from privframe.errors import ConfigError
+from privframe.resampling import seed_sequence_of
 
 __all__ = [
     "DATA_BLOCK",
@@ -94,14 +95,6 @@ def block_stream(seed: np.random.SeedSequence, block: int, round_: int = 0) -> n
     return np.random.default_rng(np.random.SeedSequence(seed.entropy, spawn_key=key, pool_size=seed.pool_size))
 
 
-def seed_of(rng: np.random.Generator) -> np.random.SeedSequence:
-    """The seed sequence ``rng`` was built from (a fresh one drawn from ``rng`` if it has none)."""
-    seed = rng.bit_generator.seed_seq
-    if isinstance(seed, np.random.SeedSequence):
-        return seed
-    return np.random.SeedSequence(rng.integers(0, 2**63, size=4).tolist())
-
-
 def draw_data_block(
     seed: np.random.SeedSequence, block: int, counts: IntArray, n: int, replace: bool, round_: int = 0
 ) -> IntArray:
@@ -151,10 +144,10 @@ def iid_sorted_rows(rng: np.random.Generator, rows: int, n: int, m: int, round_:
 def _rows(rng: np.random.Generator, rows: int, n: int, m: int, replace: bool, round_: int = 0) -> pf.IndexMatrix:
     blocks = data_blocks(n)
     if len(blocks) == 1:  # the first draw of a single data block uses the resample block's generator
-        stream = rng if round_ == 0 else block_stream(seed_of(rng), 0, round_)
+        stream = rng if round_ == 0 else block_stream(seed_sequence_of(rng), 0, round_)
         draw = _iid_sorted if replace else _subsets
         return draw(stream, np.full(rows, m, dtype=np.int64), 0, n).reshape(rows, m).astype(np.intp)
-    seed = seed_of(rng)
+    seed = seed_sequence_of(rng)
     counts = allocate(rng, rows, n, m, replace)
     out = np.empty((rows, m), dtype=np.intp)
     columns = np.cumsum(counts, axis=1) - counts

@@ -27,7 +27,7 @@ import numpy as np
 
 import privframe as pf
 from privframe.errors import ConfigError
-from privframe_std.methods.blbquant.weights import multinomial_weights
+from privframe_std.samplers.bootstrap import multinomial_counts
 
 __all__ = ["WeightedEstimator", "block_roots", "weighted_estimator"]
 
@@ -101,11 +101,11 @@ def block_roots(
     sorted_blocks = np.take_along_axis(blocks, order, axis=1)
     for start, stop in _row_chunks(R, b):
         rows = stop - start
-        shared = None if shared_rng is None else multinomial_weights(shared_rng, rows, b, n)
+        shared = None if shared_rng is None else multinomial_counts(shared_rng, rows, b, n)
         for j in range(s):
             # Shared: a record keeps its weight column whatever its rank. Independent: the columns are
             # exchangeable, so putting them in the sort order would not change their law.
-            weights = shared[:, order[j]] if shared is not None else multinomial_weights(block_rngs[j], rows, b, n)
+            weights = shared[:, order[j]] if shared is not None else multinomial_counts(block_rngs[j], rows, b, n)
             estimates = estimator.estimate(sorted_blocks[j], weights, block_rngs[j])
             roots[j, start:stop] = tau_n * (block_values[j] - estimates)
     return roots
