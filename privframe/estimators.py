@@ -184,21 +184,45 @@ class MechanismEstimator:
         """One private value per row of ``index`` (vectorised over rows) and the event of one call."""
         index = _check_index(x, index)
         k = index.shape[1]
-        native, _ = self._native_event(k, budget, "release")
-        if isinstance(self.mechanism, SelectionMechanism):
-            with guarded("mechanism", self.mechanism.name, "select_batch"):
-                selected = self.mechanism.select_batch(self.statistic, x, index, self.bounds, native, rng)
-            values = np.asarray(selected, dtype=np.float64)
-        else:
+        if not isinstance(self.mechanism, SelectionMechanism):
             with guarded("statistic", self.statistic.name, "evaluate_batch"):
                 raw = np.asarray(self.statistic.evaluate_batch(x, index), dtype=np.float64)
             if raw.shape != (index.shape[0], 1):
                 raise ConfigError(
                     f"'{self.statistic.name}' is not scalar here; a private estimator needs d = 1", path="statistic"
                 )
-            with guarded("mechanism", self.mechanism.name, "apply"):
-                values = np.asarray(self.mechanism.apply(finite(raw), native, rng), dtype=np.float64)
+            return self.release_values(raw, k, budget, rng)
+        native, _ = self._native_event(k, budget, "release")
+        with guarded("mechanism", self.mechanism.name, "select_batch"):
+            selected = self.mechanism.select_batch(self.statistic, x, index, self.bounds, native, rng)
+        values = np.asarray(selected, dtype=np.float64)
         if values.shape != (index.shape[0], 1):
+            raise ConfigError(f"'{self.mechanism.name}' returned the wrong shape", path="mechanism")
+        return values[:, 0], self.plan(k, budget, label="release")
+
+    def release_values(
+        self, raw: Array, k: int, budget: Budget, rng: np.random.Generator
+    ) -> tuple[Array, PrivacyEvent]:
+        """Private values of statistics already computed on k records each, ``raw`` of shape ``(T, 1)``.
+
+        For an additive mechanism only (a selection mechanism needs the records themselves): what
+        :meth:`release_batch` does once the statistic is evaluated, e.g. from partial sums on the workers
+        of a cluster.
+        """
+        if isinstance(self.mechanism, SelectionMechanism):
+            raise ConfigError(
+                f"'{self.mechanism.name}' selects from the records; it cannot release a precomputed value",
+                path="mechanism",
+            )
+        raw = np.asarray(raw, dtype=np.float64)
+        if raw.ndim != 2 or raw.shape[1] != 1:
+            raise ConfigError(
+                f"'{self.statistic.name}' is not scalar here; a private estimator needs d = 1", path="statistic"
+            )
+        native, _ = self._native_event(k, budget, "release")
+        with guarded("mechanism", self.mechanism.name, "apply"):
+            values = np.asarray(self.mechanism.apply(finite(raw), native, rng), dtype=np.float64)
+        if values.shape != raw.shape:
             raise ConfigError(f"'{self.mechanism.name}' returned the wrong shape", path="mechanism")
         return values[:, 0], self.plan(k, budget, label="release")
 

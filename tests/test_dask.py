@@ -100,8 +100,46 @@ def test_a_statistic_that_is_not_decomposable_is_refused_naming_what_works(no_ga
     x = da.from_array(np.linspace(0, 1, 500), chunks=100)
     with pytest.raises(pf.ConfigError, match=r"^statistic: statistic 'median' is not decomposable;.*\(mean\).*cr-gs"):
         pf.confidence_interval(x, "median", method="cr-gs", budget=GDP, bounds=(0, 1), rng=1)
-    with pytest.raises(pf.ConfigError, match=r"^method: method 'privsub' needs the data in memory;.*cr-gs"):
-        pf.confidence_interval(x, "mean", method="privsub", budget=GDP, bounds=(0, 1), rng=1)
+    with pytest.raises(pf.ConfigError, match=r"^method: method 'privboot' needs the data in memory;.*cr-gs"):
+        pf.confidence_interval(x, "mean", method="privboot", budget=GDP, bounds=(0, 1), rng=1)
+
+
+def test_privsub_gathers_only_its_subsamples_and_matches_in_memory(
+    big: np.ndarray, no_gather: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The full-data mean from partial sums, the T subsamples fetched (at most T m distinct rows of n): the
+    same interval as in memory, bit for bit (n below one data block, where both sum in the same order)."""
+    from privframe_std.distributed import evaluate
+
+    x = big[:200_000]
+    options = {"method": "privsub", "budget": pf.ApproxDP(1.0, 1e-6), "bounds": (-3.0, 3.0), "rng": 4}
+    expected = pf.confidence_interval(x, "mean", **options)
+    fetched: list[int] = []
+    gather = evaluate.gather_rows
+
+    def counted(ctx: Any, index: Any) -> Any:
+        records, remapped = gather(ctx, index)
+        fetched.append(records.shape[0])
+        assert remapped.shape == index.shape
+        return records, remapped
+
+    monkeypatch.setattr(evaluate, "gather_rows", counted)
+    monkeypatch.setattr("privframe_std.methods.privsub.method.gather_rows", counted)
+    for chunks in (200_000, 33_333):
+        res = pf.confidence_interval(da.from_array(x, chunks=chunks), "mean", **options)
+        assert (res.low, res.high, res.center) == (expected.low, expected.high, expected.center)
+        assert [e.to_dict() for e in res.privacy.events] == [e.to_dict() for e in expected.privacy.events]
+    m, count = expected.parameters["m"], expected.parameters["T"]
+    assert len(fetched) == 2
+    assert all(size <= min(m * count, x.shape[0] - 1) for size in fetched)  # distinct rows of the subsamples
+
+
+def test_privsub_on_dask_refuses_an_estimator_that_needs_the_records(no_gather: None) -> None:
+    estimator = pf.CallableEstimator(lambda subset, rng: float(np.mean(subset)), pf.PureDP(0.5))
+    x = da.from_array(np.random.default_rng(3).uniform(size=5000), chunks=1000)
+    with pytest.raises(pf.ConfigError, match=r"^mechanism: privsub on distributed data"):
+        pf.confidence_interval(x, "mean", method="privsub", estimator=estimator, budget=pf.ApproxDP(2.0, 1e-6),
+                               bounds=(0, 1))  # fmt: skip
 
 
 def test_bad_distributed_data_are_refused_without_values(no_gather: None) -> None:

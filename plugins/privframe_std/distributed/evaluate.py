@@ -19,59 +19,105 @@ import privframe as pf
 from privframe.errors import ConfigError, DataError
 from privframe.evaluation import finite, guarded, prepare_data
 from privframe_std.distributed.plan import DrawPlan, draw_plan
+from privframe_std.samplers._blocks import data_blocks
 
-__all__ = ["evaluate_distributed"]
+__all__ = ["evaluate_distributed", "evaluate_full_distributed", "gather_rows"]
 
 BlockResult = tuple[bool, pf.Array | None, pf.Array | None]
 
 
 def evaluate_distributed(ctx: pf.RunContext, resamples: pf.Resamples) -> tuple[pf.Array, pf.Array]:
     """theta on the full data ``(d,)`` and on every resample ``(B, d)``, computed where the data live."""
+    statistic = _decomposable(ctx)
+    plan = draw_plan(ctx.sampler, resamples)
+    results = _run_blocks(ctx, plan)
+    with guarded("statistic", ctx.statistic.name, "combine"):
+        theta_hat = _full_value(statistic, results, ctx.n)
+        theta_star = np.asarray(
+            statistic.combine([r[2] for r in results if r[2] is not None], resamples.m), dtype=float
+        )
+    if theta_star.shape != (resamples.B, theta_hat.shape[0]):
+        raise DataError(
+            f"'{ctx.statistic.name}' combined to shape {theta_star.shape}, expected {(resamples.B, theta_hat.shape[0])}",
+            path="statistic",
+        )
+    return theta_hat, finite(theta_star)
+
+
+def evaluate_full_distributed(ctx: pf.RunContext) -> pf.Array:
+    """theta on the full data ``(d,)`` only, from partial sums on the workers (every record checked finite)."""
+    statistic = _decomposable(ctx)
+    results = _run_blocks(ctx, None)
+    with guarded("statistic", ctx.statistic.name, "combine"):
+        return _full_value(statistic, results, ctx.n)
+
+
+def gather_rows(ctx: pf.RunContext, index: pf.IndexMatrix) -> tuple[pf.Array, pf.IndexMatrix]:
+    """The prepared records that ``index`` names, fetched from the workers, and ``index`` remapped to them.
+
+    Only the distinct rows named travel to the client (for PrivSub: at most T m of the n). Their order is
+    the rows' order in the data, so a sorted index row stays sorted after the remapping.
+    """
+    source = ctx.distributed
+    if source is None:
+        raise ConfigError("needs distributed data", path="method")
+    wanted = np.unique(index)
+    values = np.ascontiguousarray(source.array[wanted].compute(), dtype=np.float64)
+    if not bool(np.all(np.isfinite(values))):
+        raise DataError("contains NaN or infinite values (they are never silently dropped)", path="x")
+    prepared = np.ascontiguousarray(prepare_data(ctx.statistic, values, ctx.bounds))
+    return prepared, np.searchsorted(wanted, index).astype(np.intp)
+
+
+def _decomposable(ctx: pf.RunContext) -> pf.DecomposableStatistic:
+    statistic = ctx.statistic
+    if ctx.distributed is None or not isinstance(statistic, pf.DecomposableStatistic):
+        raise ConfigError("needs distributed data and a decomposable statistic", path="method")
+    return statistic
+
+
+def _run_blocks(ctx: pf.RunContext, plan: DrawPlan | None) -> tuple[BlockResult, ...]:
+    """One task per public data block (the array rechunked to the blocks); a ``DataError`` if any record is
+    not finite, before anything is released."""
     source = ctx.distributed
     statistic = ctx.statistic
-    if source is None or not isinstance(statistic, pf.DecomposableStatistic):
-        raise ConfigError("needs distributed data and a decomposable statistic", path="method")
+    assert source is not None
     dask: Any = importlib.import_module("dask")  # the dask extra; only reached with a Dask array in hand
-
-    plan = draw_plan(ctx.sampler, resamples)
-    spans = plan.spans
+    spans = data_blocks(source.n)
     chunks: dict[int, Any] = {0: tuple(stop - start for start, stop in spans)}
     if len(source.shape) == 2:
         chunks[1] = -1
     pieces = source.array.rechunk(chunks).to_delayed().reshape(-1)
     task = dask.delayed(_block_partials)
     tasks = [
-        task(piece, j, start, statistic, ctx.bounds, plan.for_data_block(j))
+        task(piece, j, start, statistic, ctx.bounds, None if plan is None else plan.for_data_block(j))
         for j, (piece, (start, _)) in enumerate(zip(pieces, spans, strict=True))
     ]
     with guarded("statistic", statistic.name, "partial_batch"):
         results: tuple[BlockResult, ...] = dask.compute(*tasks)
     if not all(ok for ok, _, _ in results):
         raise DataError("contains NaN or infinite values (they are never silently dropped)", path="x")
-    with guarded("statistic", statistic.name, "combine"):
-        theta_hat = np.asarray(statistic.combine([r[1] for r in results if r[1] is not None], ctx.n), dtype=float)
-        theta_hat = finite(theta_hat[0].reshape(-1))
-        theta_star = np.asarray(
-            statistic.combine([r[2] for r in results if r[2] is not None], resamples.m), dtype=float
-        )
-    if theta_star.shape != (resamples.B, theta_hat.shape[0]):
-        raise DataError(
-            f"'{statistic.name}' combined to shape {theta_star.shape}, expected {(resamples.B, theta_hat.shape[0])}",
-            path="statistic",
-        )
-    return theta_hat, finite(theta_star)
+    return results
+
+
+def _full_value(statistic: pf.DecomposableStatistic, results: tuple[BlockResult, ...], n: int) -> pf.Array:
+    theta = np.asarray(statistic.combine([r[1] for r in results if r[1] is not None], n), dtype=float)
+    return finite(theta[0].reshape(-1))
 
 
 def _block_partials(
-    chunk: Any, j: int, start: int, statistic: pf.DecomposableStatistic, bounds: Any, plan: DrawPlan
+    chunk: Any, j: int, start: int, statistic: pf.DecomposableStatistic, bounds: Any, plan: DrawPlan | None
 ) -> BlockResult:
-    """On a worker: data block j's finiteness, and its partials of the full data and of every resample."""
+    """On a worker: data block j's finiteness, and its partials of the full data and (with a plan) of every
+    resample."""
     values = np.ascontiguousarray(chunk, dtype=np.float64)
     if not bool(np.all(np.isfinite(values))):
         return False, None, None
     assert isinstance(statistic, pf.Statistic)
     prepared = np.ascontiguousarray(prepare_data(statistic, values, bounds))
     full = statistic.partial_batch(prepared, np.array([prepared.shape[0]], dtype=np.int64))
+    if plan is None:
+        return True, np.asarray(full, dtype=np.float64), None
     parts = []
     for i in range(len(plan.blocks)):
         index, lengths = plan.part(i, j)

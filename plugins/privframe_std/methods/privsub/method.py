@@ -12,7 +12,8 @@ import numpy as np
 
 import privframe as pf
 from privframe.errors import ConfigError
-from privframe_std.methods.privsub.budget import plan_budgets
+from privframe_std.distributed.evaluate import evaluate_full_distributed, gather_rows
+from privframe_std.methods.privsub.budget import BudgetPlan, plan_budgets
 from privframe_std.methods.privsub.ecdf import INTERVAL_KINDS, QUANTILE_METHODS, SubsampleECDF
 
 __all__ = ["PrivSub"]
@@ -65,6 +66,7 @@ class PrivSub:
         {"sampler": pf.Sampler, "mechanism": (pf.Mechanism, pf.SelectionMechanism), "accountant": pf.Accountant}
     )
     private: ClassVar[bool] = True
+    distributed: ClassVar[bool] = True
 
     T: int | None = attrs.field(default=None, validator=pf.validators.optional(pf.validators.integer_at_least(2)))
     share: float = attrs.field(default=0.5, validator=pf.validators.probability)
@@ -101,6 +103,31 @@ class PrivSub:
         assert isinstance(mechanism, (pf.Mechanism, pf.SelectionMechanism))  # checked by the pipeline
         return pf.MechanismEstimator(ctx.statistic, mechanism, ctx.bounds)
 
+    @staticmethod
+    def _release_distributed(
+        ctx: pf.RunContext,
+        estimator: pf.PrivateEstimator,
+        resamples: pf.Resamples,
+        plan: BudgetPlan,
+        full_rng: np.random.Generator,
+        sub_rng: np.random.Generator,
+    ) -> tuple[float, pf.Array]:
+        """On a Dask array: the full-data statistic from partial sums on the workers, and the T subsamples
+        gathered (T m rows at most, never the data). Both are read, and every record checked, before either
+        release."""
+        if not isinstance(estimator, pf.MechanismEstimator) or isinstance(estimator.mechanism, pf.SelectionMechanism):
+            raise ConfigError(
+                "privsub on distributed data needs a statistic with an additive mechanism (its full-data value "
+                "is computed from partial sums on the workers); a selection mechanism or estimator= needs the "
+                "data in memory",
+                path="mechanism",
+            )
+        raw_full = evaluate_full_distributed(ctx)
+        records, index = gather_rows(ctx, resamples.matrix())
+        theta_n = float(estimator.release_values(raw_full[np.newaxis, :], ctx.n, plan.full_budget, full_rng)[0][0])
+        theta_sub, _ = estimator.release_batch(records, index, plan.sub_budget, sub_rng)
+        return theta_n, theta_sub
+
     def run(self, ctx: pf.RunContext) -> pf.IntervalResult:
         """Compute the interval, its ECDF and its ledger."""
         estimator = self._estimator(ctx)
@@ -135,9 +162,12 @@ class PrivSub:
         for event in plan.events(full_event, sub_event, n=n, m=m):
             ctx.charge(event)  # refuses (BudgetError) before anything is released
 
-        full_index = np.arange(n, dtype=np.intp)[np.newaxis, :]
-        theta_n = float(estimator.release_batch(ctx.data, full_index, plan.full_budget, full_rng)[0][0])
-        theta_sub, _ = estimator.release_batch(ctx.data, resamples.matrix(), plan.sub_budget, sub_rng)
+        if ctx.distributed is not None:
+            theta_n, theta_sub = self._release_distributed(ctx, estimator, resamples, plan, full_rng, sub_rng)
+        else:
+            full_index = np.arange(n, dtype=np.intp)[np.newaxis, :]
+            theta_n = float(estimator.release_batch(ctx.data, full_index, plan.full_budget, full_rng)[0][0])
+            theta_sub, _ = estimator.release_batch(ctx.data, resamples.matrix(), plan.sub_budget, sub_rng)
         tau_n, tau_m = ctx.rate(n), ctx.rate(m)
         ecdf = SubsampleECDF(
             theta_n + (tau_m / tau_n) * (theta_sub - theta_n), theta_n, self.quantile_method, kind=self.interval
