@@ -35,11 +35,14 @@ def truths() -> dict[str, float]:
 
 def row(label: str, truth: float, eps: float, n: int, trials: int) -> str:
     """One table row: ``trials`` calls of auto on fresh data, seeds spawned from ``[14, n, eps]``."""
-    hits, widths, references, zero, outside, ran = 0, [], [], 0, 0, {}
+    hits, zero, outside = 0, 0, 0
+    widths: list[float] = []
+    references: list[float] = []
+    ran: dict[str, int] = {}
     for trial in np.random.SeedSequence([14, n, int(eps)]).spawn(trials):
         data_seed, run_seed, ref_seed = trial.spawn(3)
         x = np.exp(np.random.default_rng(data_seed).normal(size=n))
-        common = {"bounds": (0, HIGH), "confidence": NOMINAL}
+        common: dict[str, Any] = {"bounds": (0, HIGH), "confidence": NOMINAL}
         res = pf.confidence_interval(
             x, STATISTICS[label], method="auto", budget=pf.ApproxDP(eps, 1e-6), rng=run_seed, **common
         )
