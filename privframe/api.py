@@ -66,8 +66,9 @@ def confidence_interval(
         The columns of a table ``x`` to use, in order (:func:`privframe.tables.select_columns`).
     **options
         Options for the parts (``m``, ``B``, ``rho``, ``on_reject``, method options...). Each goes to every
-        part that declares it; an option no part declares raises ``ConfigError``. ``memory_budget`` (bytes)
-        and ``workers`` (threads) are run options: they never change the result.
+        part that declares it; an option no part declares raises ``ConfigError``. ``memory_budget`` (bytes),
+        ``workers`` (threads) and ``progress`` (a bar on a terminal) are run options: they never change the
+        result.
 
     Returns
     -------

@@ -50,7 +50,7 @@ from privframe.types import Array, Bounds, L2Ball, as_bounds
 __all__ = ["Part", "Pipeline", "ResolvedPipeline"]
 
 _PART_KINDS: tuple[Kind, ...] = ("sampler", "mechanism", "accountant")
-_RUN_KEYS = ("memory_budget", "workers")
+_RUN_KEYS = ("memory_budget", "workers", "progress")
 _TOP_KEYS = ("method", "statistic", *_PART_KINDS, "budget", "bounds", "confidence", *_RUN_KEYS)
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import math
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, TypeVar, overload
@@ -20,6 +21,7 @@ import numpy as np
 
 from privframe import validators
 from privframe.errors import ConfigError, PluginError
+from privframe.progress import Progress
 from privframe.types import Design, IndexMatrix
 
 if TYPE_CHECKING:
@@ -29,6 +31,7 @@ __all__ = [
     "BLOCK_ENTRIES",
     "BLOCK_ROWS",
     "DEFAULT_MEMORY_BUDGET",
+    "PROGRESS_INDICES",
     "BlockSeeds",
     "Resamples",
     "RunOptions",
@@ -47,6 +50,9 @@ BLOCK_ENTRIES = 2**22
 
 DEFAULT_MEMORY_BUDGET = 256 * 2**20
 """Bytes the chunks of resamples in flight may use together (256 MiB)."""
+
+PROGRESS_INDICES = 2 * 10**8
+"""B m from which a call draws a progress bar by default: a few seconds at tens of ns an index."""
 
 
 def block_rows(m: int) -> int:
@@ -68,10 +74,15 @@ class RunOptions:
         Bytes the chunks of resamples (and the values gathered through them) in flight may use together.
     workers : int, default 1
         Threads evaluating blocks in parallel; results are bit-identical for any value.
+    progress : bool or None, default None
+        A bar on standard error counting the blocks of resamples. None: only when standard error is a
+        terminal and the call draws at least ``PROGRESS_INDICES`` indices (a few seconds); True: always
+        (still only on a terminal); False: never.
     """
 
     memory_budget: int = attrs.field(default=DEFAULT_MEMORY_BUDGET, validator=validators.integer_at_least(2**16))
     workers: int = attrs.field(default=1, validator=validators.integer_at_least(1))
+    progress: bool | None = attrs.field(default=None, validator=validators.optional(validators.boolean))
 
 
 class BlockSeeds(Sequence[np.random.SeedSequence]):
@@ -215,18 +226,38 @@ class Resamples:
         sorting, gathering).
         """
         blocks = range(len(self.block_seeds))
-        if self.workers <= 1 or len(blocks) <= 1:
-            return [function(self.block(i)) for i in blocks]
-        per_task = -(-len(blocks) // self.workers)
+        bar = self._progress(len(blocks))
+        lock = threading.Lock()
 
-        state = np.geterr()  # worker threads do not inherit the caller's floating-point error state
+        def counted(i: int) -> T:
+            value = function(self.block(i))
+            with lock:
+                bar.advance()
+            return value
 
-        def task(start: int) -> list[T]:
-            with np.errstate(**state):
-                return [function(self.block(i)) for i in range(start, min(start + per_task, len(blocks)))]
+        try:
+            if self.workers <= 1 or len(blocks) <= 1:
+                return [counted(i) for i in blocks]
+            per_task = -(-len(blocks) // self.workers)
+            state = np.geterr()  # worker threads do not inherit the caller's floating-point error state
 
-        with ThreadPoolExecutor(max_workers=self.workers) as pool:
-            return [value for run in pool.map(task, range(0, len(blocks), per_task)) for value in run]
+            def task(start: int) -> list[T]:
+                with np.errstate(**state):
+                    return [counted(i) for i in range(start, min(start + per_task, len(blocks)))]
+
+            with ThreadPoolExecutor(max_workers=self.workers) as pool:
+                return [value for run in pool.map(task, range(0, len(blocks), per_task)) for value in run]
+        finally:
+            bar.close()
+
+    def _progress(self, total: int) -> Progress:
+        """The bar of this walk over the blocks: drawn per :attr:`RunOptions.progress` (never changes a result)."""
+        wanted = self.options.progress
+        if wanted is None:
+            wanted = self.B * self.m >= PROGRESS_INDICES
+        bar = Progress(total, f"{self.B} resamples of {self.m}", unit="blocks", enabled=None if wanted else False)
+        bar.start()
+        return bar
 
     def block(self, i: int) -> IndexMatrix:
         """The i-th block of rows."""

@@ -3,6 +3,8 @@ docs extra."""
 
 from __future__ import annotations
 
+import io
+import logging
 import math
 import re
 import subprocess
@@ -125,3 +127,61 @@ def test_docs_extra_has_mkdocs_and_the_site_needs_nothing_else() -> None:
     # No theme or plugin beyond what mkdocs ships: the default theme, no plugins, no markdown extensions.
     for key in ("theme", "plugins", "markdown_extensions"):
         assert not re.search(rf"^{key}:", config, re.MULTILINE), key
+
+
+# -- progress on long calls, and the cost of large blbquant runs ------------------------------------------
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def _mean_interval(**options: object) -> tuple[float, float]:
+    x = np.random.default_rng(3).uniform(size=4000)
+    res = pf.confidence_interval(x, "mean", method="cr-gs", budget=pf.GDP(1.0), bounds=(0, 1), rng=2, **options)
+    return res.low, res.high
+
+
+def test_a_call_draws_a_progress_bar_on_a_terminal_only_and_it_changes_nothing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    plain = _mean_interval(progress=False)
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    assert _mean_interval(progress=True) == plain
+    line = terminal.getvalue().rsplit("\r", 1)[-1]
+    assert "1000 resamples of" in line
+    assert "blocks" in line
+    assert line.endswith("\n")
+    assert "/" in line
+    assert _mean_interval(workers=2, progress=True) == plain  # threads advance one bar
+    terminal.seek(0)
+    terminal.truncate()
+    assert _mean_interval() == plain  # by default only calls of PROGRESS_INDICES indices or more
+    assert terminal.getvalue() == ""
+    piped = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", piped)
+    assert _mean_interval(progress=True) == plain  # never drawn when standard error is not a terminal
+    assert piped.getvalue() == ""
+
+
+def test_progress_must_be_a_boolean() -> None:
+    with pytest.raises(pf.ConfigError, match=r"^progress: "):
+        _mean_interval(progress="yes")
+
+
+def test_a_large_blbquant_run_announces_its_cost(caplog: pytest.LogCaptureFixture) -> None:
+    from privframe_std.methods.blbquant import method as blbquant
+
+    assert blbquant.blbquant_cost_note(20_000, 1428, False, True) is None  # 2.1 s measured
+    note = blbquant.blbquant_cost_note(50_000, 10_000, True, True)  # 20.9 s measured
+    assert note is not None
+    assert "5e+08 weighted cells" in note
+    assert "expect about 22 s" in note
+    x = np.random.default_rng(4).uniform(size=2000)
+    with caplog.at_level(logging.WARNING):
+        pf.confidence_interval(
+            x, "mean", method="blbquant", budget=pf.PureDP(8.0), bounds=(0, 1), min_block=0, R=100, rng=1
+        )
+    assert not caplog.records  # 2e5 cells: nothing to announce

@@ -23,10 +23,10 @@ from privframe.experiments.generators import GENERATORS
 from privframe.experiments.levels import BudgetLevel
 from privframe.experiments.methodmap import build_method_map, method_map_table, update_page, write_method_map
 from privframe.experiments.metrics import TIMING_COLUMNS, CellSummary
-from privframe.experiments.progress import Progress
 from privframe.experiments.report import run_all, write_report
 from privframe.experiments.runner import ExperimentResult, Refusal, run
 from privframe.experiments.trial import CellOutcome, TrialRecord
+from privframe.progress import Progress
 
 __all__ = [
     "EXECUTORS",

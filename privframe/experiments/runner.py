@@ -19,9 +19,9 @@ from privframe.experiments.executors import Executor, make_executor
 from privframe.experiments.metrics import CellSummary, describe_pipeline, summarise
 from privframe.experiments.output import format_table, write_csv
 from privframe.experiments.plots import plot_experiment
-from privframe.experiments.progress import Progress
 from privframe.experiments.store import CellStore, write_json_atomic
 from privframe.experiments.trial import CellOutcome, run_cell
+from privframe.progress import Progress
 
 __all__ = ["ExperimentResult", "Refusal", "run"]
 

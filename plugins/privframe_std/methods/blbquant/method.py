@@ -17,6 +17,7 @@
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Mapping
 from types import MappingProxyType
@@ -38,6 +39,8 @@ MAX_BINS = 1 << 24
 MAX_ROOT_BYTES = 1 << 31
 """The most memory the ``(s, R)`` replicate roots may take."""
 
+_LOG = logging.getLogger(__name__)
+
 SHARED_WEIGHTS_CELLS = 2**25
 """With ``weights="auto"``, blocks share one weight matrix once ``R * n`` exceeds this (~3.4e7) cells."""
 
@@ -45,6 +48,31 @@ SHARED_WEIGHTS_CELLS = 2**25
 def blb_blocks(n: int, eps_cdf: float) -> int:
     """``s = ceil(10 ln n / eps_cdf)``."""
     return math.ceil(round(10.0 * math.log(n) / eps_cdf, 9))
+
+
+SECONDS_PER_CELL = {"independent": 75e-9, "shared mean": 10e-9, "shared quantile": 45e-9}
+"""Measured cost of one weighted cell (R n in all) on a 2-core machine: drawing independent weights
+dominates; with shared weights a quantile's weighted selection costs more than a mean's products."""
+
+ANNOUNCE_SECONDS = 10.0
+"""Expected duration from which blbquant logs its cost before the little bootstraps."""
+
+
+def blbquant_cost_note(n: int, R: int, shared: bool, quantile: bool) -> str | None:
+    """The warning logged before a long blbquant call (expected ``ANNOUNCE_SECONDS`` or more), else None.
+
+    The little bootstraps weigh ``R n`` cells in all (R replicates of n weights per block, over s blocks of
+    b records), at :data:`SECONDS_PER_CELL`.
+    """
+    kind = "independent" if not shared else "shared quantile" if quantile else "shared mean"
+    seconds = R * n * SECONDS_PER_CELL[kind]
+    if seconds < ANNOUNCE_SECONDS:
+        return None
+    return (
+        f"blbquant: R = {R} little bootstraps of n = {n} weights per block are {R * n:.3g} weighted cells "
+        f"({kind.split()[0]} weights): expect about {seconds:.0f} s on a 2-core machine; lower R, or use cr-gs "
+        "for a one-shot interval at a fraction of the cost"
+    )
 
 
 MIN_BLOCK = 200
@@ -265,6 +293,9 @@ class BLBQuant:
         bins = 1 << (math.ceil(math.log2(target_bins)) if target_bins > 2 else 1)  # a power of two, at least 2
         width = (high - low) / bins
         shared = self.weights == "shared" or (self.weights == "auto" and R * n > SHARED_WEIGHTS_CELLS)
+        note = blbquant_cost_note(n, R, shared, isinstance(statistic, pf.QuantileStatistic))
+        if note is not None:
+            _LOG.warning(note)
 
         center_event = estimator.plan(n, pf.PureDP(eps_param), label="center")
         ctx.charge(center_event)

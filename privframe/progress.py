@@ -1,4 +1,8 @@
-"""A one-line progress bar on standard error, drawn only when it is a terminal (silent when piped)."""
+"""A one-line progress bar on standard error, drawn only when it is a terminal (silent when piped).
+
+The experiment harness counts cells with it; a single call whose resamples are expected to take more than a
+few seconds counts its blocks of resamples (:class:`privframe.resampling.RunOptions`, ``progress``).
+"""
 
 from __future__ import annotations
 
@@ -30,10 +34,19 @@ class Progress:
         Default: whether ``stream`` is a terminal (``isatty()``). Never draws when False.
     width : int
         Characters of the bar itself.
+    unit : str
+        What is counted (``"cells"``, ``"blocks"``).
     """
 
     def __init__(
-        self, total: int, label: str = "", *, stream: TextIO | None = None, enabled: bool | None = None, width: int = 30
+        self,
+        total: int,
+        label: str = "",
+        *,
+        stream: TextIO | None = None,
+        enabled: bool | None = None,
+        width: int = 30,
+        unit: str = "cells",
     ) -> None:
         self.stream = sys.stderr if stream is None else stream
         isatty = getattr(self.stream, "isatty", None)
@@ -41,6 +54,7 @@ class Progress:
         self.total = max(total, 0)
         self.label = label
         self.width = width
+        self.unit = unit
         self.done = 0
         self.skipped = 0
         self._start = time.monotonic()
@@ -74,7 +88,7 @@ class Progress:
             left = f", ~{_clock(elapsed / ran * (self.total - self.done))} left"
         head = f"{self.label} " if self.label else ""
         bar = "#" * filled + "." * (self.width - filled)
-        return f"{head}[{bar}] {self.done}/{self.total} cells, {_clock(elapsed)} elapsed{left}"
+        return f"{head}[{bar}] {self.done}/{self.total} {self.unit}, {_clock(elapsed)} elapsed{left}"
 
     def _draw(self) -> None:
         if not self.enabled:
