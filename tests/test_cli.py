@@ -250,3 +250,36 @@ def test_run_reads_several_csv_columns_in_order(tmp_path: Path, capsys: pytest.C
     assert len(json.loads(capsys.readouterr().out)["center"]) == 2
     assert main(["run", str(config), "--data", str(data), "--columns", "a,zz"]) == 2
     assert "columns: no column named 'zz'" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(shutil.which("privframe") is None, reason="console script not installed")
+def test_the_installed_command_reports_each_input_error_on_one_line_with_status_2(tmp_path: Path) -> None:
+    """The CLI items of the usability issue through the real console script: exit status 2, one line on
+    standard error naming the problem, no traceback, no data value."""
+    config = tmp_path / "pipe.toml"
+    config.write_text(CONFIG)
+    (tmp_path / "semi.csv").write_text("age;bmi\n50;26,5\n61;31,0\n", encoding="utf-8")
+    (tmp_path / "bom.csv").write_text("\ufeffage,weight\n" + "".join(f"{i % 50},{i % 30}\n" for i in range(99)))
+    (tmp_path / "latin1.csv").write_bytes("age,name\n50,Jos\xe9\n".encode("latin-1"))
+    (tmp_path / "digits.csv").write_text("age\n1_000\n2\n", encoding="utf-8")
+    cases = [
+        ([], "data: give the data"),
+        (["--data", str(tmp_path)], "is a directory"),
+        (["--data", str(tmp_path / "semi.csv"), "--column", "bmi"], "separated by semicolons"),
+        (["--data", str(tmp_path / "bom.csv"), "--column", "bmi"], "2 columns: 'age', 'weight'"),
+        (["--data", str(tmp_path / "latin1.csv"), "--column", "age"], "UTF-8"),
+        (["--data", str(tmp_path / "digits.csv"), "--column", "age"], "non-numeric or missing cell in column 'age'"),
+        (["--demo", "--columns", "a,b"], "columns: only meaningful with --data"),
+    ]
+    for extra, expected in cases:
+        done = subprocess.run(
+            ["privframe", "run", str(config), "--seed", "1", *extra], capture_output=True, text=True, timeout=120
+        )
+        lines = done.stderr.strip().splitlines()
+        assert done.returncode == 2, (extra, done.stderr)
+        assert len(lines) == 1, (extra, done.stderr)
+        assert lines[0].startswith("privframe: error: "), (extra, lines)
+        assert expected in lines[0], (extra, lines)
+        assert "Traceback" not in done.stderr
+        assert "26,5" not in done.stderr
+        assert "1_000" not in done.stderr
