@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import attrs
+import numpy as np
 from scipy.special import ndtri
 
 import privframe as pf
@@ -15,6 +16,7 @@ __all__ = [
     "GRID_MARGIN",
     "check_sensitivity",
     "float_event",
+    "GaussianNoiseLaw",
     "gaussian_quantile",
     "laplace_quantile",
     "lattice_details",
@@ -81,3 +83,25 @@ def laplace_quantile(scale: float, p: float) -> float:
     """An upper bound on the p-quantile of Laplace(scale) noise as released on a grid (rounding included)."""
     core = -math.log(2.0 * (1.0 - p)) if p >= 0.5 else math.log(2.0 * p)
     return scale * (core + GRID_MARGIN)
+
+
+class GaussianNoiseLaw:
+    """The :class:`privframe.DescribedNoise` members of a mechanism whose noise is N(0, noise_scale^2).
+
+    Shared by ``gaussian`` and ``ptr-gdp`` (its release noise). Slot-free, so attrs classes keep their slots.
+    """
+
+    __slots__ = ()
+
+    def noise_quantile(self, noise_scale: float, p: float) -> float:
+        """An upper bound on the p-quantile of one coordinate's noise (rounding to the grid included)."""
+        return gaussian_quantile(noise_scale, p)
+
+    def noise_sd(self, noise_scale: float) -> float:
+        """``noise_scale`` (the discrete Gaussian's variance is at most its parameter's square)."""
+        return noise_scale
+
+    def noise_draws(self, noise_scale: float, shape: tuple[int, ...], rng: np.random.Generator) -> pf.Array:
+        """Draws of the noise's law, for simulation only (floating point; never added to a release)."""
+        draws: pf.Array = noise_scale * rng.standard_normal(shape)
+        return draws

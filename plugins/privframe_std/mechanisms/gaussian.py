@@ -11,9 +11,9 @@ import privframe as pf
 from privframe import noise
 from privframe.errors import BudgetError
 from privframe_std.mechanisms._checks import (
+    GaussianNoiseLaw,
     check_sensitivity,
     float_event,
-    gaussian_quantile,
     lattice_details,
     lattice_plan,
 )
@@ -22,7 +22,7 @@ __all__ = ["GaussianMechanism"]
 
 
 @attrs.frozen
-class GaussianMechanism:
+class GaussianMechanism(GaussianNoiseLaw):
     """Gaussian noise calibrated to an L2 sensitivity, drawn exactly on a public grid.
 
     Under ``GDP(mu)`` the noise has standard deviation ``Delta / mu``; under ``ApproxDP(eps, delta)`` it is
@@ -70,16 +70,3 @@ class GaussianMechanism:
             noisy: pf.Array = values + scale * rng.standard_normal(np.shape(values))
             return noisy
         return noise.release(values, lattice_plan(event, "gaussian"), rng)
-
-    def noise_quantile(self, noise_scale: float, p: float) -> float:
-        """An upper bound on the p-quantile of one coordinate's noise (Gaussian, rounding to the grid included)."""
-        return gaussian_quantile(noise_scale, p)
-
-    def noise_sd(self, noise_scale: float) -> float:
-        """``noise_scale`` (the discrete Gaussian's variance is at most its parameter's square)."""
-        return noise_scale
-
-    def noise_draws(self, noise_scale: float, shape: tuple[int, ...], rng: np.random.Generator) -> pf.Array:
-        """Draws of the noise's law, for simulation only (floating point; never added to a release)."""
-        draws: pf.Array = noise_scale * rng.standard_normal(shape)
-        return draws

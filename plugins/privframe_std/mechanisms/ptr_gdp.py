@@ -25,13 +25,13 @@ from scipy.special import ndtri
 import privframe as pf
 from privframe import noise
 from privframe.errors import BudgetError, ConfigError, PTRFailed
-from privframe_std.mechanisms._checks import gaussian_quantile
+from privframe_std.mechanisms._checks import GaussianNoiseLaw
 
 __all__ = ["PTRGDP"]
 
 
 @attrs.frozen
-class PTRGDP:
+class PTRGDP(GaussianNoiseLaw):
     """Propose-test-release with Gaussian noise, recorded as (mu, delta)-GDP.
 
     Both Gaussian draws are exact discrete Gaussians on public power-of-two grids (as in the ``gaussian``
@@ -169,19 +169,6 @@ class PTRGDP:
                 out[chosen] = noise.release_rows(rows[chosen], plans, rng)
                 noise_scale[chosen] = [plan.scale for plan in plans]
         return pf.SmoothReleaseBatch(value=out, bound=used, noise_scale=noise_scale, passed=passed, released=released)
-
-    def noise_quantile(self, noise_scale: float, p: float) -> float:
-        """An upper bound on the p-quantile of one coordinate of the release noise (Gaussian, sd ``noise_scale``)."""
-        return gaussian_quantile(noise_scale, p)
-
-    def noise_sd(self, noise_scale: float) -> float:
-        """``noise_scale``: the release noise is Gaussian with that sd (at most, on the exact grid)."""
-        return noise_scale
-
-    def noise_draws(self, noise_scale: float, shape: tuple[int, ...], rng: np.random.Generator) -> pf.Array:
-        """Draws of the release noise's law, for simulation only (never added to a release)."""
-        draws: pf.Array = noise_scale * rng.standard_normal(shape)
-        return draws
 
     def _proposed(
         self, log_bounds: pf.Array, event: pf.PrivacyEvent, rng: np.random.Generator, float_noise: bool
