@@ -37,9 +37,9 @@ def evaluate_distributed(ctx: pf.RunContext, resamples: pf.Resamples) -> tuple[p
             statistic.combine([r[2] for r in results if r[2] is not None], resamples.m), dtype=float
         )
     if theta_star.shape != (resamples.B, theta_hat.shape[0]):
+        expected = (resamples.B, theta_hat.shape[0])
         raise DataError(
-            f"'{ctx.statistic.name}' combined to shape {theta_star.shape}, expected {(resamples.B, theta_hat.shape[0])}",
-            path="statistic",
+            f"'{ctx.statistic.name}' combined to shape {theta_star.shape}, expected {expected}", path="statistic"
         )
     return theta_hat, finite(theta_star)
 
