@@ -185,3 +185,13 @@ def test_a_large_blbquant_run_announces_its_cost(caplog: pytest.LogCaptureFixtur
             x, "mean", method="blbquant", budget=pf.PureDP(8.0), bounds=(0, 1), min_block=0, R=100, rng=1
         )
     assert not caplog.records  # 2e5 cells: nothing to announce
+
+
+def test_experiment_trials_draw_no_bar_of_their_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a terminal the harness draws its bar of cells; the calls inside the trials stay silent."""
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    monkeypatch.setattr(pf.resampling, "PROGRESS_INDICES", 1)  # every call would otherwise draw one
+    pf.experiments.run("seed1-mean", trials=1, n=[400], methods=["cr-gs-wor"], budgets=["mu=1"], progress=True)
+    assert "cells" in terminal.getvalue()
+    assert "resamples of" not in terminal.getvalue()

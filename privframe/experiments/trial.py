@@ -196,7 +196,9 @@ def run_cell(task: CellTask) -> CellOutcome:
     generator = make_generator(
         task.data.get("generator"), {k: v for k, v in task.data.items() if k != "generator"}, "experiment.data"
     )
-    pipe = Pipeline.from_dict(materialise(task.pipeline, path), prefix=path)
+    table = dict(materialise(task.pipeline, path))
+    table.setdefault("progress", False)  # the harness draws one bar for the cells, not one per call
+    pipe = Pipeline.from_dict(table, prefix=path)
     records: list[TrialRecord] = []
     guarantee: Guarantee | None = None
     parameters: dict[str, Any] = {}
