@@ -42,7 +42,7 @@ __all__ = [
 
 T = TypeVar("T")
 
-BLOCK_ROWS = 32
+BLOCK_ROWS = 64
 """Rows per independently seeded block (fewer for very long rows, see :func:`block_rows`)."""
 
 BLOCK_ENTRIES = 2**22
@@ -220,7 +220,7 @@ class Resamples:
     def map_blocks(self, function: Callable[[IndexMatrix], T]) -> list[T]:
         """``function`` applied to every block, in row order, on up to ``workers`` threads.
 
-        The hot path: a block (at most 32 rows) keeps its index rows and gathered values cache-sized, and
+        The hot path: a block (at most 64 rows) keeps its index rows and gathered values cache-sized, and
         no chunk is ever concatenated. Workers take contiguous runs of blocks, so results are identical for
         any worker count. Threads pay because numpy releases the GIL in the heavy kernels (random integers,
         sorting, gathering).

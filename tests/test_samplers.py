@@ -14,7 +14,7 @@ import pytest
 from scipy import special, stats
 
 import privframe as pf
-from privframe_std.samplers import _blocks, kappa_star
+from privframe_std.samplers import _blocks, _kernels, kappa_star
 
 # ---------------------------------------------------------------------------------------------------------
 # kappa*
@@ -170,6 +170,49 @@ def test_data_blocks_can_be_drawn_separately(monkeypatch: pytest.MonkeyPatch, bl
         for j, (start, stop) in enumerate(_blocks.data_blocks(n)):
             mine = [row[(row >= start) & (row < stop)] for row in full]
             assert np.array_equal(np.concatenate(mine), _blocks.draw_data_block(seed, j, counts[:, j], n, replace))
+
+
+@pytest.mark.parametrize(("size", "count"), [(1000, 300), (64, 64), (3, 2000), (2, 700), (70, 1)])
+def test_sorted_iid_kernel_matches_numpy_sort_and_counts(size: int, count: int) -> None:
+    # The compiled wr kernel against an independent oracle (numpy's sort and unique): the same rows and
+    # the same largest multiplicity, including rows where one value occurs 255 times or more (its uint8
+    # counters saturate and the row is redone) and a block size that is a multiple of 64.
+    draws = np.random.default_rng(size + count).integers(0, size, size=(9, count), dtype=np.int32)
+    counts = np.full(9, count, dtype=np.int64)
+    counts[1] = count // 2  # a ragged row: only its first count // 2 draws belong to it
+    values, most = _kernels.sorted_iid_rows(draws, counts, 100, 100 + size)
+    rows = np.split(values, np.cumsum(counts)[:-1])
+    for r, row in enumerate(rows):
+        expected = np.sort(draws[r, : counts[r]]) + 100
+        assert np.array_equal(row, expected)
+        assert most[r] == (np.unique(expected, return_counts=True)[1].max() if counts[r] else 0)
+    assert (most >= 255).any() == (count >= 700)
+
+
+@pytest.mark.parametrize("complement", [False, True])
+def test_distinct_prefix_kernel_keeps_the_first_distinct_draws(complement: bool) -> None:
+    # Oracle: walk the draws in order in Python. Rows whose draws hold too few distinct values report
+    # failure and leave their slots alone.
+    size, rows = 200, 40
+    rng = np.random.default_rng(4)
+    k = rng.integers(0, 60, size=rows)
+    widths = rng.integers(0, 90, size=rows)
+    draws = rng.integers(0, size, size=(rows, 90), dtype=np.int32)
+    flags = np.full(rows, complement)
+    lengths = np.where(flags, size - k, k)
+    offsets = np.cumsum(lengths) - lengths
+    out = np.full(int(lengths.sum()), -1, dtype=np.intp)
+    done = _kernels.distinct_prefix_rows(draws, widths, k, flags, 7, 7 + size, out, offsets)
+    for r in range(rows):
+        first = list(dict.fromkeys(draws[r, : widths[r]].tolist()))[: k[r]]
+        assert done[r] == (len(first) == k[r])
+        segment = out[offsets[r] : offsets[r] + lengths[r]]
+        if not done[r]:
+            assert np.all(segment == -1)
+            continue
+        chosen = np.array(sorted(set(range(size)) - set(first)) if complement else sorted(first), dtype=np.intp)
+        assert np.array_equal(segment, chosen + 7)
+    assert 0 < done.sum() < rows  # both outcomes occur
 
 
 def test_wor_needs_fewer_than_a_billion_records_across_blocks() -> None:
@@ -361,20 +404,20 @@ def test_chunks_concatenate_to_matrix(name: str, options: dict[str, object]) -> 
     res = pf.resampling.draw(pf.registry.create("sampler", name, {**options, "B": 200}), n, np.random.default_rng(8))
     full = res.matrix()
     assert full.shape == (200, res.m)
-    # bytes_per_row chosen so that chunks hold 1, 2, 3, 4 blocks (32 rows each), one row's worth (clamped up
-    # to one block), and everything; the last block of 200 = 6 * 32 + 8 rows is short.
+    # bytes_per_row chosen so that chunks hold 1, 2, 3 blocks (64 rows each), one row's worth (clamped up
+    # to one block), and everything; the last block of 200 = 3 * 64 + 8 rows is short.
     budget = res.memory_budget
     first_chunk_rows = set()
-    for per_row in [budget, budget // 64, budget // 100, budget // 128, 1, None]:
+    for per_row in [budget, budget // 64, budget // 128, budget // 192, 1, None]:
         chunks = list(res.chunks(per_row))
         first_chunk_rows.add(chunks[0].shape[0])
         assert np.array_equal(np.concatenate(chunks, axis=0), full)
-    assert first_chunk_rows == {32, 64, 96, 128, 200}
+    assert first_chunk_rows == {64, 128, 192, 200}
     # The memory_budget run option changes how rows are chunked, never which rows are drawn.
     sampler = pf.registry.create("sampler", name, {**options, "B": 200})
     res_small = pf.resampling.draw(sampler, n, np.random.default_rng(8), pf.RunOptions(memory_budget=2**16))
-    chunks = list(res_small.chunks(2**16 // 40))  # 40 rows -> one block per chunk
-    assert len(chunks) == 7
+    chunks = list(res_small.chunks(2**16 // 80))  # 80 rows -> one block per chunk
+    assert len(chunks) == 4
     assert np.array_equal(np.concatenate(chunks, axis=0), full)
 
 

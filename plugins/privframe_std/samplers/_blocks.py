@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -31,6 +31,7 @@ import numpy.typing as npt
 import privframe as pf
 from privframe.errors import ConfigError
 from privframe.resampling import seed_sequence_of
+from privframe_std.samplers._kernels import distinct_prefix_rows, sorted_iid_rows
 
 __all__ = [
     "DATA_BLOCK",
@@ -39,7 +40,7 @@ __all__ = [
     "distinct_rows",
     "draw_data_block",
     "iid_sorted_rows",
-    "max_multiplicity_exceeded",
+    "iid_sorted_rows_and_multiplicity",
     "uniform_rows",
 ]
 
@@ -106,11 +107,20 @@ def draw_data_block(
     ``range(n)`` is a single data block, round 0 draws from ``default_rng(seed)``: what the resample block's
     own generator is before its first draw (no allocation draw precedes it).
     """
+    return _block_values(seed, block, counts, n, replace, round_)[0]
+
+
+def _block_values(
+    seed: np.random.SeedSequence, block: int, counts: IntArray, n: int, replace: bool, round_: int
+) -> tuple[IntArray, IntArray | None]:
+    """:func:`draw_data_block`, with each row's largest multiplicity in the block when ``replace``."""
     blocks = data_blocks(n)
     start, stop = blocks[block]
     single = len(blocks) == 1 and round_ == 0
     rng = np.random.default_rng(seed) if single else block_stream(seed, block, round_)
-    return _iid_sorted(rng, counts, start, stop) if replace else _subsets(rng, counts, start, stop)
+    if replace:
+        return _iid_sorted(rng, counts, start, stop)
+    return _subsets(rng, counts, start, stop), None
 
 
 def distinct_rows(rng: np.random.Generator, rows: int, n: int, m: int) -> pf.IndexMatrix:
@@ -122,14 +132,14 @@ def distinct_rows(rng: np.random.Generator, rows: int, n: int, m: int) -> pf.Ind
       in different blocks are independent uniform subsets of the given sizes. Stage 1 draws the counts,
       stage 2 the parts, so the union is a uniform m-subset.
     - Within a block of size s, a uniform c-subset (c <= s/2; otherwise the complement of a uniform
-      (s - c)-subset) comes from w i.i.d. uniform draws: their set D of distinct values is exchangeable
-      under relabelling of ``range(s)``, so given ``|D| = K`` it is a uniform K-subset. Rows with K < c are
-      drawn again (conditioning on K keeps that property); otherwise K - c uniformly chosen members of D
-      are dropped, which leaves a uniform c-subset. w is set so that K < c is rare.
-    - Dropped members are chosen by rejection: a uniformly drawn position is accepted when it holds a
-      member not chosen yet, so each accepted member is uniform among those left.
+      (s - c)-subset) is the first c distinct values of i.i.d. uniform draws: each new value is uniform
+      among those not seen yet. At most w draws are looked at; a row that sees fewer than c distinct
+      values is drawn again. That keeps the law, because whether (and when) the c-th new value arrives is
+      invariant under relabelling ``range(s)``, so it is independent of which values arrived. w is set so
+      that a redraw is rare.
+    - Rows come out sorted from a scan of a bitmap of the block (no comparison sort).
     """
-    return _rows(rng, rows, n, m, replace=False)
+    return _rows(rng, rows, n, m, replace=False)[0]
 
 
 def iid_sorted_rows(rng: np.random.Generator, rows: int, n: int, m: int, round_: int = 0) -> pf.IndexMatrix:
@@ -138,67 +148,82 @@ def iid_sorted_rows(rng: np.random.Generator, rows: int, n: int, m: int, round_:
     Exact: the multinomial block counts of m i.i.d. uniform indices, then i.i.d. uniform indices within each
     block, is the same law (up to the order within a row, which sorting discards).
     """
-    return _rows(rng, rows, n, m, replace=True, round_=round_)
+    return iid_sorted_rows_and_multiplicity(rng, rows, n, m, round_)[0]
 
 
-def _rows(rng: np.random.Generator, rows: int, n: int, m: int, replace: bool, round_: int = 0) -> pf.IndexMatrix:
+def iid_sorted_rows_and_multiplicity(
+    rng: np.random.Generator, rows: int, n: int, m: int, round_: int = 0
+) -> tuple[pf.IndexMatrix, IntArray]:
+    """:func:`iid_sorted_rows` and each row's largest multiplicity (how often its most repeated index occurs)."""
+    index, most = _rows(rng, rows, n, m, replace=True, round_=round_)
+    assert most is not None
+    return index, most
+
+
+def _rows(
+    rng: np.random.Generator, rows: int, n: int, m: int, replace: bool, round_: int = 0
+) -> tuple[pf.IndexMatrix, IntArray | None]:
     blocks = data_blocks(n)
     if len(blocks) == 1:  # the first draw of a single data block uses the resample block's generator
         stream = rng if round_ == 0 else block_stream(seed_sequence_of(rng), 0, round_)
-        draw = _iid_sorted if replace else _subsets
-        return draw(stream, np.full(rows, m, dtype=np.int64), 0, n).reshape(rows, m).astype(np.intp)
+        counts = np.full(rows, m, dtype=np.int64)
+        if replace:
+            values, most = _iid_sorted(stream, counts, 0, n)
+            return cast(pf.IndexMatrix, values.reshape(rows, m)), most
+        return cast(pf.IndexMatrix, _subsets(stream, counts, 0, n).reshape(rows, m)), None
     seed = seed_sequence_of(rng)
-    counts = allocate(rng, rows, n, m, replace)
+    allocation = allocate(rng, rows, n, m, replace)
     out = np.empty((rows, m), dtype=np.intp)
-    columns = np.cumsum(counts, axis=1) - counts
+    most_all: IntArray | None = np.zeros(rows, dtype=np.int64) if replace else None
+    columns = np.cumsum(allocation, axis=1) - allocation
     for j in range(len(blocks)):
-        values = draw_data_block(seed, j, counts[:, j], n, replace, round_)
-        offsets = np.cumsum(counts[:, j]) - counts[:, j]
+        values, block_most = _block_values(seed, j, allocation[:, j], n, replace, round_)
+        if most_all is not None and block_most is not None:
+            np.maximum(most_all, block_most, out=most_all)
+        offsets = np.cumsum(allocation[:, j]) - allocation[:, j]
         for r in range(rows):
-            first, count = int(columns[r, j]), int(counts[r, j])
+            first, count = int(columns[r, j]), int(allocation[r, j])
             out[r, first : first + count] = values[offsets[r] : offsets[r] + count]
-    return out
+    return out, most_all
 
 
-def _value_dtype(stop: int) -> type[np.integer[Any]]:
-    """int32 when the values and the sentinel fit (halves the sort's cost), else int64."""
-    return np.int32 if stop < 2**31 - 1 else np.int64
+def _draw_dtype(size: int) -> type[np.integer[Any]]:
+    """int32 draws when a block's values fit (about twice as fast to draw as int64)."""
+    return np.int32 if size < 2**31 else np.int64
 
 
-def _iid_sorted(rng: np.random.Generator, counts: IntArray, start: int, stop: int) -> IntArray:
-    """Row r: ``counts[r]`` i.i.d. uniform values of ``range(start, stop)``, sorted; rows concatenated."""
-    dtype = _value_dtype(stop)
-    width = int(counts.max(initial=0))
-    draws = rng.integers(start, stop, size=(counts.size, width), dtype=dtype)
-    ragged = bool(np.any(counts != width))
-    if ragged:  # unused slots sort last and are dropped
-        draws[np.arange(width) >= counts[:, np.newaxis]] = np.iinfo(dtype).max
-    draws.sort(axis=1)
-    if not ragged:
-        return draws.reshape(-1)
-    kept: IntArray = draws[np.arange(width) < counts[:, np.newaxis]]
-    return kept
+def _iid_sorted(rng: np.random.Generator, counts: IntArray, start: int, stop: int) -> tuple[IntArray, IntArray]:
+    """Row r: ``counts[r]`` i.i.d. uniform values of ``range(start, stop)``, sorted; rows concatenated (intp).
+
+    Also returns each row's largest multiplicity.
+    """
+    size = stop - start
+    draws = rng.integers(0, size, size=(counts.size, int(counts.max(initial=0))), dtype=_draw_dtype(size))
+    return sorted_iid_rows(draws, counts, start, stop)
 
 
 def _subsets(rng: np.random.Generator, counts: IntArray, start: int, stop: int) -> IntArray:
-    """Row r: a uniform ``counts[r]``-subset of ``range(start, stop)``, sorted; rows concatenated."""
+    """Row r: a uniform ``counts[r]``-subset of ``range(start, stop)``, sorted; rows concatenated (intp).
+
+    Each row keeps the first distinct values of its i.i.d. uniform draws: ``counts[r]`` of them, or, above
+    half the block, ``stop - start - counts[r]`` whose complement it keeps. A row whose draws hold too few
+    distinct values draws again.
+    """
     size = stop - start
-    flip = 2 * counts > size  # draw the smaller of the subset and its complement
-    small = np.where(flip, size - counts, counts)
-    values = _small_subsets(rng, small, start, stop)
-    if not flip.any():
-        return values
-    ends = np.cumsum(small)
-    parts = np.split(values, ends[:-1])
-    for r in np.flatnonzero(flip):
-        parts[r] = _complement(parts[r], start, stop)
-    return np.concatenate(parts)
-
-
-def _complement(values: IntArray, start: int, stop: int) -> IntArray:
-    keep = np.ones(stop - start, dtype=bool)
-    keep[values - start] = False
-    return (np.flatnonzero(keep) + start).astype(values.dtype)
+    complement = 2 * counts > size
+    k = np.where(complement, size - counts, counts)
+    widths = _draws_needed(k, size)
+    out = np.empty(int(counts.sum()), dtype=np.intp)
+    offsets = np.cumsum(counts) - counts
+    pending = np.arange(counts.size)
+    while pending.size:
+        width = int(widths[pending].max())
+        draws = rng.integers(0, size, size=(pending.size, width), dtype=_draw_dtype(size))
+        done = distinct_prefix_rows(
+            draws, widths[pending], k[pending], complement[pending], start, stop, out, offsets[pending]
+        )
+        pending = pending[~done]
+    return out
 
 
 def _draws_needed(k: IntArray, size: int) -> IntArray:
@@ -220,111 +245,3 @@ def _draws_for(k: int, size: int) -> int:
     if target >= size:  # tiny blocks: enough draws to see every value with high probability
         return max(k, math.ceil(size * (math.log(size) + 3)))
     return max(k, math.ceil(-size * math.log1p(-target / size)))
-
-
-def _small_subsets(rng: np.random.Generator, k: IntArray, start: int, stop: int) -> IntArray:
-    """Row r: a uniform ``k[r]``-subset of ``range(start, stop)``, sorted (``2 k[r] <= stop - start``)."""
-    dtype = _value_dtype(stop)
-    widths = _draws_needed(k, stop - start)
-    pending = np.flatnonzero(k > 0)
-    if pending.size == k.size:  # the common case: every row done at the first attempt, nothing to reassemble
-        done, values = _distinct_then_trim(rng, k, widths, start, stop, dtype)
-        if done.all():
-            return values
-    parts: list[IntArray] = [np.empty(0, dtype=dtype)] * k.size
-    while pending.size:
-        done, values = _distinct_then_trim(rng, k[pending], widths[pending], start, stop, dtype)
-        for r, part in zip(pending[done], np.split(values, np.cumsum(k[pending[done]])[:-1]), strict=True):
-            parts[r] = part
-        pending = pending[~done]
-    return np.concatenate(parts) if parts else np.empty(0, dtype=dtype)
-
-
-def _distinct_then_trim(
-    rng: np.random.Generator, k: IntArray, widths: IntArray, start: int, stop: int, dtype: type[np.integer[Any]]
-) -> tuple[npt.NDArray[np.bool_], IntArray]:
-    """One attempt per row: the distinct values of ``widths[r]`` uniform draws, cut down to ``k[r]``.
-
-    Returns which rows succeeded (at least ``k[r]`` distinct values) and their subsets, concatenated.
-    """
-    width = int(widths.max())
-    sentinel = np.iinfo(dtype).max
-    draws = rng.integers(start, stop, size=(k.size, width), dtype=dtype)
-    ragged = bool(np.any(widths != width))
-    if ragged:  # unused slots hold the sentinel, which sorts last and never counts as a value
-        draws[np.arange(width) >= widths[:, np.newaxis]] = sentinel
-    draws.sort(axis=1)
-    first = np.empty(draws.shape, dtype=bool)  # the first copy of each value
-    first[:, 0] = True
-    np.not_equal(draws[:, 1:], draws[:, :-1], out=first[:, 1:])
-    if ragged:
-        first &= draws != sentinel
-    distinct = np.count_nonzero(first, axis=1)
-    done = distinct >= k
-    first[~done] = False
-    _drop_uniformly(rng, first, np.where(done, distinct - k, 0), distinct)
-    values: IntArray = draws[first]
-    return done, values
-
-
-def _drop_uniformly(rng: np.random.Generator, mask: npt.NDArray[np.bool_], drop: IntArray, have: IntArray) -> None:
-    """Clear ``drop[r]`` uniformly chosen set entries of row r of ``mask`` (which has ``have[r]`` set).
-
-    When more than half would go, the entries to keep are chosen instead.
-    """
-    if not drop.any():
-        return
-    keep_chosen = 2 * drop > have
-    chosen = _choose_entries(rng, mask, np.where(keep_chosen, have - drop, drop), have)
-    np.logical_and(mask, chosen == keep_chosen[:, np.newaxis], out=mask)
-
-
-def _choose_entries(
-    rng: np.random.Generator, mask: npt.NDArray[np.bool_], count: IntArray, have: IntArray
-) -> npt.NDArray[np.bool_]:
-    """A uniform ``count[r]``-subset of the ``have[r]`` set entries of each row of ``mask``, as a mask.
-
-    Sequential rejection sampling, vectorised: each row draws a batch of uniform columns and accepts, in
-    draw order, the first ``count[r]`` that hold a set entry not chosen before (each accepted entry is
-    uniform among those left, so the subset is uniform). A row whose batch falls short draws another.
-    """
-    rows, width = mask.shape
-    flat_mask = mask.reshape(-1)
-    chosen = np.zeros(mask.size, dtype=bool)
-    need = count.astype(np.int64)
-    left = have.astype(np.int64)
-    while need.any():
-        batch = np.where(need > 0, np.ceil(1.25 * need * width / np.maximum(left, 1)) + 4, 0).astype(np.int64)
-        row = np.repeat(np.arange(rows, dtype=np.intp), batch)
-        cell = row * width + rng.integers(0, width, size=row.size)
-        ok = flat_mask[cell] & ~chosen[cell]
-        _, first = np.unique(cell, return_index=True)
-        repeat = np.ones(cell.size, dtype=bool)
-        repeat[first] = False
-        ok &= ~repeat  # a later copy of a cell is never new
-        rank = np.cumsum(ok)  # accepted so far, over all rows; minus what earlier rows accepted
-        starts = np.cumsum(batch) - batch
-        before = np.where(starts > 0, rank[np.maximum(starts - 1, 0)], 0)
-        take = ok & (rank - before[row] <= need[row])
-        chosen[cell[take]] = True
-        got = np.bincount(row[take], minlength=rows)
-        need -= got
-        left -= got
-    return chosen.reshape(mask.shape)
-
-
-def max_multiplicity_exceeded(index: pf.IndexMatrix, kappa: int, *, ordered: bool = False) -> npt.NDArray[np.bool_]:
-    """Per row: does any index appear more than ``kappa`` times?
-
-    ``ordered=True`` promises sorted rows (as :func:`iid_sorted_rows` returns) and skips the sort; otherwise
-    rows are sorted as int32 when the values allow (about twice as fast as int64).
-    """
-    m = index.shape[1]
-    if kappa >= m:
-        return np.zeros(index.shape[0], dtype=bool)
-    if not ordered:
-        small = index.size == 0 or int(index.max()) < 2**31
-        index = np.sort(index.astype(np.int32) if small else index, axis=1)
-    # In a sorted row a value repeats more than kappa times iff some entry equals the one kappa places on.
-    result: npt.NDArray[np.bool_] = np.any(index[:, kappa:] == index[:, :-kappa], axis=1)
-    return result

@@ -12,7 +12,7 @@ from scipy import special
 import privframe as pf
 from privframe.errors import ConfigError, SamplerRejected
 from privframe.sizes import SizeRule, resolve_size
-from privframe_std.samplers._blocks import iid_sorted_rows, max_multiplicity_exceeded
+from privframe_std.samplers._blocks import iid_sorted_rows_and_multiplicity
 
 __all__ = ["MultiplicityConstrained", "kappa_star"]
 
@@ -69,8 +69,8 @@ class MultiplicityConstrained:
     def draw_block(self, design: pf.Design, rng: np.random.Generator, rows: int) -> pf.IndexMatrix:
         """``rows`` sorted rows of m i.i.d. indices, each row checked against the cap (rejected or redrawn)."""
         n, m, kappa = design.n, design.m, design.kappa
-        index = iid_sorted_rows(rng, rows, n, m)
-        bad = max_multiplicity_exceeded(index, kappa, ordered=True)
+        index, most = iid_sorted_rows_and_multiplicity(rng, rows, n, m)
+        bad = most > kappa
         rounds = 0
         while bad.any():
             if self.on_reject != "redraw":
@@ -83,7 +83,7 @@ class MultiplicityConstrained:
             rounds += 1
             if rounds > self.max_redraws:
                 raise SamplerRejected(f"still rejecting after max_redraws = {self.max_redraws} rounds", path="sampler")
-            fresh = iid_sorted_rows(rng, int(bad.sum()), n, m, round_=rounds)
+            fresh, most = iid_sorted_rows_and_multiplicity(rng, int(bad.sum()), n, m, round_=rounds)
             index[bad] = fresh
-            bad[bad] = max_multiplicity_exceeded(fresh, kappa, ordered=True)
+            bad[bad] = most > kappa
         return index
