@@ -140,7 +140,9 @@ def test_poisson_table_inversion_is_exact() -> None:
     cell boundaries would shift ~60 cells by 25 counts each and is well within reach of this test.
     """
     lam = 27.6
-    draws = _poisson_block(np.random.default_rng(5), 1600, 1000, lam).ravel()
+    counts, sums = _poisson_block(np.random.default_rng(5), 1600, 1000, lam)
+    assert np.array_equal(sums, counts.sum(axis=1))  # the compiled lookup's row sums, refined draws included
+    draws = counts.ravel()
     top = int(draws.max())
     observed = np.bincount(draws.astype(np.int64), minlength=top + 1).astype(float)
     expected = stats.poisson.pmf(np.arange(top + 1), lam) * draws.size

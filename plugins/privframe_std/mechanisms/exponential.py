@@ -356,16 +356,16 @@ class ExponentialMechanism:
             raise ConfigError("the exponential mechanism needs public scalar bounds (low, high)", path="bounds")
         if not isinstance(event.budget, pf.PureDP) or event.mechanism != self.name:
             raise BudgetError("expected an event planned by the exponential mechanism", path="event")
-        cumulative = np.cumsum(weights, axis=1)  # C_i = records <= v_i
-        edges, log_weight = weighted_quantile_log_weights(
-            values, cumulative, q, event.budget.epsilon, bounds.low, bounds.high
+        from privframe_std.mechanisms import _jit
+
+        edges = np.concatenate([[bounds.low], np.clip(values, bounds.low, bounds.high), [bounds.high]])
+        with np.errstate(divide="ignore"):
+            log_lengths = np.log(np.diff(edges))
+        rows = weights.shape[0]
+        pick, within = rng.random(rows), rng.random(rows)
+        result: pf.Array = np.empty(rows)
+        counts = np.ascontiguousarray(weights, dtype=np.float64)
+        _jit.weighted_quantile_select(
+            edges, log_lengths, counts, counts.sum(axis=1), q, event.budget.epsilon / 2.0, pick, within, result
         )
-        lengths = np.diff(edges)
-        mass = log_weight  # overwritten in place: exp(log_weight - top), then its running sum
-        np.subtract(log_weight, np.max(log_weight, axis=1, keepdims=True), out=mass)
-        _exp_in_place(mass)
-        np.cumsum(mass, axis=1, out=mass)
-        pick = rng.random(weights.shape[0]) * mass[:, -1]
-        piece = np.minimum(np.count_nonzero(mass <= pick[:, np.newaxis], axis=1), lengths.size - 1)
-        result: pf.Array = edges[piece] + lengths[piece] * rng.random(weights.shape[0])
         return result

@@ -108,3 +108,33 @@ def sorted_iid_rows(
                     more -= 1
                 bits &= bits - ONE
         most[r] = top + 1 if counts[r] else 0
+
+
+@numba.njit(cache=True, nogil=True)
+def add_uniform_counts(counts: Any, missing: Any, cells: Any) -> None:
+    """Row r of ``counts`` gains one count in each of the next ``missing[r]`` cells of ``cells`` (in order)."""
+    at = 0
+    for r in range(counts.shape[0]):
+        for _ in range(missing[r]):
+            counts[r, cells[at]] += 1.0
+            at += 1
+
+
+@numba.njit(cache=True, nogil=True)
+def table_counts(prefix: Any, table: Any, counts: Any, sums: Any, ambiguous: Any) -> int:
+    """``counts[r, i] = table[prefix[r k + i]]`` with row sums in ``sums``; entries where the table holds NaN
+    are left NaN, out of the sums, and their flat positions listed in ``ambiguous``. Returns how many."""
+    rows, k = counts.shape
+    found = 0
+    for r in range(rows):
+        total = 0.0
+        for i in range(k):
+            value = table[prefix[r * k + i]]
+            counts[r, i] = value
+            if value == value:
+                total += value
+            else:
+                ambiguous[found] = r * k + i
+                found += 1
+        sums[r] = total
+    return found
