@@ -374,11 +374,15 @@ def test_median_with_an_additive_mechanism() -> None:
     assert res.low < res.center < res.high
 
 
-def test_shared_weights_only_at_large_r_times_n() -> None:
+def test_weights_are_independent_unless_shared_is_asked_for() -> None:
     small = pf.confidence_interval(
         _data(1000, 14), "mean", method="blbquant", min_block=0, budget=pf.PureDP(8.0), bounds=BOUNDS
     )
     assert small.parameters["weights"] == "independent"
+    large = pf.confidence_interval(  # R n = 5e7 > 2^25: "auto" used to share weights here
+        _data(50_000, 14), "mean", method="blbquant", budget=pf.PureDP(8.0), bounds=BOUNDS, weights="auto", R=1000
+    )
+    assert large.parameters["weights"] == "independent"
     forced = pf.confidence_interval(
         _data(1000, 14), "mean", method="blbquant", min_block=0, budget=pf.PureDP(8.0), bounds=BOUNDS, weights="shared"
     )

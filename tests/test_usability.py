@@ -174,17 +174,21 @@ def test_progress_must_be_a_boolean() -> None:
 def test_a_large_blbquant_run_announces_its_cost(caplog: pytest.LogCaptureFixture) -> None:
     from privframe_std.methods.blbquant import method as blbquant
 
-    assert blbquant.blbquant_cost_note(20_000, 1428, False, True) is None  # 2.1 s measured
-    note = blbquant.blbquant_cost_note(50_000, 10_000, True, True)  # 20.9 s measured
+    # The rule against measured calls (2-core machine): the median at n = 20 000, eps = 1 (s = 199 blocks of
+    # b = 100, R = 1428) took 0.54-0.83 s; at n = 200 000, eps = 8 (s = 31, b = 6451, R = 10 000) 14.1 s.
+    assert blbquant.blbquant_seconds(20_000, 199, 100, 1428, False, True) == pytest.approx(0.7, rel=0.3)
+    assert blbquant.blbquant_cost_note(20_000, 199, 100, 1428, False, True) is None
+    assert blbquant.blbquant_seconds(200_000, 31, 6451, 10_000, False, True) == pytest.approx(14.1, rel=0.2)
+    note = blbquant.blbquant_cost_note(200_000, 31, 6451, 10_000, False, True)
     assert note is not None
-    assert "5e+08 weighted cells" in note
-    assert "expect about 22 s" in note
+    assert "s = 31 blocks of b = 6451 records" in note
+    assert "expect about 14 s" in note
     x = np.random.default_rng(4).uniform(size=2000)
     with caplog.at_level(logging.WARNING):
         pf.confidence_interval(
             x, "mean", method="blbquant", budget=pf.PureDP(8.0), bounds=(0, 1), min_block=0, R=100, rng=1
         )
-    assert not caplog.records  # 2e5 cells: nothing to announce
+    assert not caplog.records  # well under a second: nothing to announce
 
 
 def test_experiment_trials_draw_no_bar_of_their_own(monkeypatch: pytest.MonkeyPatch) -> None:

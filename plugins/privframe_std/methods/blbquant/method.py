@@ -41,37 +41,48 @@ MAX_ROOT_BYTES = 1 << 31
 
 _LOG = logging.getLogger(__name__)
 
-SHARED_WEIGHTS_CELLS = 2**25
-"""With ``weights="auto"``, blocks share one weight matrix once ``R * n`` exceeds this (~3.4e7) cells."""
-
 
 def blb_blocks(n: int, eps_cdf: float) -> int:
     """``s = ceil(10 ln n / eps_cdf)``."""
     return math.ceil(round(10.0 * math.log(n) / eps_cdf, 9))
 
 
-SECONDS_PER_CELL = {"independent": 75e-9, "shared mean": 10e-9, "shared quantile": 45e-9}
-"""Measured cost of one weighted cell (R n in all) on a 2-core machine: drawing independent weights
-dominates; with shared weights a quantile's weighted selection costs more than a mean's products."""
+COST_PER_RECORD = {"mean": 3.6e-9, "quantile": 6.6e-9}
+"""Seconds per record of a block per replicate (its weight and the estimator's pass over it), measured on a
+2-core machine (``min_block=0``, uniform data; n = 20 000 at eps = 1 and n = 50 000 at eps = 8)."""
+
+COST_PER_REPLICATE = {"mean": 4.1e-6, "quantile": 1.0e-6}
+"""Seconds per replicate besides its records: the simulated estimator noise (the mean's exact Laplace
+sample dominates) and the selection's setup."""
+
+COST_PER_FILL_DRAW = 4e-9
+"""Seconds per uniform draw that tops a replicate's Poisson counts up to n (about ``1.3 sqrt(n)`` a row)."""
 
 ANNOUNCE_SECONDS = 10.0
 """Expected duration from which blbquant logs its cost before the little bootstraps."""
 
 
-def blbquant_cost_note(n: int, R: int, shared: bool, quantile: bool) -> str | None:
-    """The warning logged before a long blbquant call (expected ``ANNOUNCE_SECONDS`` or more), else None.
+def blbquant_seconds(n: int, s: int, b: int, R: int, shared: bool, quantile: bool) -> float:
+    """Expected duration of the little bootstraps on a 2-core machine (the cost rule of the method page).
 
-    The little bootstraps weigh ``R n`` cells in all (R replicates of n weights per block, over s blocks of
-    b records), at :data:`SECONDS_PER_CELL`.
+    ``R s`` replicates of b weighted records each. Shared weights skip the per-block draws but reorder one
+    weight matrix per block, which costs about as much again per record (measured 1.5-2x).
     """
-    kind = "independent" if not shared else "shared quantile" if quantile else "shared mean"
-    seconds = R * n * SECONDS_PER_CELL[kind]
+    kind = "quantile" if quantile else "mean"
+    per_record = COST_PER_RECORD[kind] * (2.0 if shared else 1.0)
+    fill = 0.0 if shared else 1.3 * math.sqrt(n) * COST_PER_FILL_DRAW
+    return R * s * (b * per_record + fill + COST_PER_REPLICATE[kind])
+
+
+def blbquant_cost_note(n: int, s: int, b: int, R: int, shared: bool, quantile: bool) -> str | None:
+    """The warning logged before a long blbquant call (expected ``ANNOUNCE_SECONDS`` or more), else None."""
+    seconds = blbquant_seconds(n, s, b, R, shared, quantile)
     if seconds < ANNOUNCE_SECONDS:
         return None
     return (
-        f"blbquant: R = {R} little bootstraps of n = {n} weights per block are {R * n:.3g} weighted cells "
-        f"({kind.split()[0]} weights): expect about {seconds:.0f} s on a 2-core machine; lower R, or use cr-gs "
-        "for a one-shot interval at a fraction of the cost"
+        f"blbquant: R = {R} little bootstraps on each of s = {s} blocks of b = {b} records "
+        f"({'shared' if shared else 'independent'} weights): expect about {seconds:.0f} s on a 2-core machine; "
+        "lower R, or use cr-gs for a one-shot interval at a fraction of the cost"
     )
 
 
@@ -157,12 +168,12 @@ class BLBQuant:
         block rule then uses the budget of one search, ``s = ceil(10 ln n / (eps_cdf / 2))``, which keeps the
         chance that the noisy median index runs past s (a spurious early stop) as small as in the symmetric
         search. [choice]
-    weights : {"auto", "independent", "shared"}, default "auto"
+    weights : {"independent", "shared", "auto"}, default "independent"
         "independent": every block draws its own multinomial weights (the paper). "shared": one weight
         matrix for all blocks (exact law per block; Monte Carlo errors correlated across blocks, privacy
-        unchanged since the weights do not depend on the data). "auto" uses "independent" until ``R * n``
-        exceeds ``SHARED_WEIGHTS_CELLS`` (where R = 10000 makes the Monte Carlo error of each coverage
-        ~0.002), then "shared". [choice]
+        unchanged since the weights do not depend on the data), now slower than "independent". "auto" is
+        kept for configs that name it and means "independent" (it used to switch to shared weights when
+        ``R n`` exceeded 2^25, which paid before the weights were compiled). [choice]
     min_block : int, default 200
         The fewest records a block may hold for the statistic (``b`` for the mean, ``2 b min(q, 1 - q)``
         for a q-quantile); smaller blocks are refused with a ``ConfigError``. The search picks the set that
@@ -182,7 +193,7 @@ class BLBQuant:
     grid: tuple[float, float] | None = attrs.field(default=None, validator=_grid)
     bin_width: float | None = attrs.field(default=None, validator=pf.validators.optional(pf.validators.positive))
     sets: str = attrs.field(default="symmetric", validator=pf.validators.choice("symmetric", "equal-tailed"))
-    weights: str = attrs.field(default="auto", validator=pf.validators.choice("auto", "independent", "shared"))
+    weights: str = attrs.field(default="independent", validator=pf.validators.choice("independent", "shared", "auto"))
     min_block: int = attrs.field(default=MIN_BLOCK, validator=pf.validators.integer_at_least(0))
 
     def _searches(self) -> tuple[str, ...]:
@@ -292,8 +303,8 @@ class BLBQuant:
             )
         bins = 1 << (math.ceil(math.log2(target_bins)) if target_bins > 2 else 1)  # a power of two, at least 2
         width = (high - low) / bins
-        shared = self.weights == "shared" or (self.weights == "auto" and R * n > SHARED_WEIGHTS_CELLS)
-        note = blbquant_cost_note(n, R, shared, isinstance(statistic, pf.QuantileStatistic))
+        shared = self.weights == "shared"
+        note = blbquant_cost_note(n, s, b, R, shared, isinstance(statistic, pf.QuantileStatistic))
         if note is not None:
             _LOG.warning(note)
 
