@@ -686,6 +686,17 @@ def test_report_lists_commands_seeds_sizes_and_figures(tmp_path: Path) -> None:
         assert (tmp_path / "docs" / "results" / "seed1-mean.png").is_file()
 
 
+def test_report_ends_with_the_benchmark_ratios_when_present(tmp_path: Path) -> None:
+    root = tmp_path / "runs"
+    E.run("scale-mean", trials=1, n=[2000], out=root)
+    path = tmp_path / "docs" / "results.md"
+    assert "## Performance" not in E.write_report(root, path, command="x").read_text(encoding="utf-8")
+    (tmp_path / "docs" / "results").mkdir(parents=True, exist_ok=True)
+    (tmp_path / "docs" / "results" / "performance.md").write_text("- cr-gs wor / numpy floor: 1.40x\n")
+    text = E.write_report(root, path, command="x").read_text(encoding="utf-8")
+    assert text.rstrip().endswith("## Performance\n\n- cr-gs wor / numpy floor: 1.40x")
+
+
 def test_cli_experiment(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["experiment", "seed1-mean", "--trials", "2", "--n", "300", "--methods", "cr-gs-wor", "--out", str(tmp_path)]
     assert main([*argv, "--budget", "mu=1"]) == 0

@@ -124,7 +124,9 @@ def write_report(root: str | Path, path: str | Path, *, command: str) -> Path:
     """Write the Markdown report of every ``results.json`` under ``root`` to ``path``.
 
     Figures are copied next to the report (``<path stem>/<name>.png``). Built-in experiments come first,
-    in the order of ``docs/experiments.md``; built-ins without results are listed as not run.
+    in the order of ``docs/experiments.md``; built-ins without results are listed as not run. A
+    ``<path stem>/performance.md`` (the benchmark ratios, see ``tests/benchmarks/conftest.py``) is
+    included as the last section.
     """
     root, path = Path(root), Path(path)
     found = {p.parent.name: p for p in sorted(root.glob("*/results.json"))}
@@ -158,6 +160,9 @@ def write_report(root: str | Path, path: str | Path, *, command: str) -> Path:
             shutil.copyfile(png, figures / png.name)
             figure = f"{figures.name}/{png.name}"
         lines += _section(meta, figure)
+    performance = figures / "performance.md"
+    if performance.is_file():  # written by the benchmark suite's --ratios-md (CONTRIBUTING.md, Benchmarks)
+        lines += ["## Performance", "", performance.read_text(encoding="utf-8").strip(), ""]
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines).rstrip() + "\n", encoding="utf-8")
     return path

@@ -1,12 +1,27 @@
-"""Print each benchmark's median as a ratio to the numpy floor and to scipy.stats.bootstrap at the same n."""
+"""Print each benchmark's median as a ratio to the numpy floor and to scipy.stats.bootstrap at the same n.
+
+``--ratios-md FILE`` also writes the issue-15 ratios as Markdown; written to ``docs/results/performance.md``
+they become the "Performance" section of the reproduction report (``privframe experiment ... --report``).
+"""
 
 from __future__ import annotations
 
+import datetime
+import os
+import platform
 import re
+import shlex
+import sys
 from collections import defaultdict
+from pathlib import Path
 from typing import Any
 
 import pytest
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--ratios-md", default=None, help="write the interleaved benchmark ratios to this Markdown file")
+
 
 _N = re.compile(r"\bn=?(\d+)\b|[\[-](\d{4,})[\]-]")
 
@@ -47,3 +62,25 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         terminalreporter.write_sep("-", "issue 15 ratios (contenders interleaved, medians)")
         for line in ratios:
             terminalreporter.write_line(line)
+        target = terminalreporter.config.getoption("--ratios-md")
+        if target:
+            _write_ratios(Path(target), ratios)
+
+
+def _write_ratios(path: Path, ratios: list[str]) -> None:
+    args, skip = [], False
+    for arg in sys.argv[1:]:  # the command line without the --ratios-md option and its value
+        if skip or arg.startswith("--ratios-md"):
+            skip = arg == "--ratios-md"
+            continue
+        args.append(arg)
+    command = "python -m pytest " + shlex.join(args)
+    lines = [
+        f"Benchmark ratios measured on {datetime.date.today().isoformat()} ({platform.machine()}, "
+        f"{os.cpu_count()} cores, Python {platform.python_version()}), contenders interleaved within one run, "
+        f"medians; command: `{command}`.",
+        "",
+        *[f"- {line}" for line in ratios],
+    ]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")

@@ -32,6 +32,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--n", type=float, default=1e8, help="records (default 1e8)")
     parser.add_argument("--B", type=int, default=1000, help="resamples (default 1000)")
     parser.add_argument("--workers", type=int, default=1, help="threads (results do not depend on it)")
+    parser.add_argument("--append-md", default=None, help="also append the result as a Markdown bullet to this file")
     args = parser.parse_args(argv)
     n = int(args.n)
     x = np.random.default_rng(0).random(n)
@@ -42,6 +43,14 @@ def main(argv: list[str] | None = None) -> None:
     seconds = time.perf_counter() - start
     print(f"cr-gs wor mean: n={n:.3g} B={args.B} workers={args.workers}")
     print(f"time {seconds:.1f} s, peak RSS {_peak_rss_gib():.2f} GiB, interval ({result.low:.6f}, {result.high:.6f})")
+    if args.append_md:
+        size = f"{float(n):.3g}".replace("e+0", "e").replace("e+", "e")
+        command = f"python tests/benchmarks/scale_1e8.py --n {size} --B {args.B} --workers {args.workers}"
+        with open(args.append_md, "a", encoding="utf-8") as out:
+            out.write(
+                f"- cr-gs wor mean at n = {size}, B = {args.B}, workers = {args.workers}: {seconds:.1f} s, peak RSS "
+                f"{_peak_rss_gib():.2f} GiB (`{command}`)\n"
+            )
 
 
 if __name__ == "__main__":
