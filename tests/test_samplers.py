@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import itertools
 import math
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -187,6 +189,25 @@ def test_sorted_iid_kernel_matches_numpy_sort_and_counts(size: int, count: int) 
         assert np.array_equal(row, expected)
         assert most[r] == (np.unique(expected, return_counts=True)[1].max() if counts[r] else 0)
     assert (most >= 255).any() == (count >= 700)
+
+
+def test_compiled_loops_cache_outside_the_package(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    # numba's default cache next to the source leaves files in an installed package that survive pip
+    # uninstall and shadow a later editable install (CI's README sequence hit exactly that).
+    from numba.core import config
+
+    from privframe_std import _compiled
+    from privframe_std.samplers import _jit
+
+    package = Path(_jit.__file__).parent
+    for loop in (_jit.distinct_prefix_rows, _jit.sorted_iid_rows, _jit.emit_bits):
+        assert not Path(loop._cache._cache_path).is_relative_to(package)
+    monkeypatch.setattr(config, "CACHE_DIR", "")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    twice = _compiled.compiled(lambda v: 2 * v)
+    assert twice(21) == 42
+    assert Path(twice._cache._cache_path).is_relative_to(tmp_path / "privframe" / "numba")
+    assert config.CACHE_DIR == ""  # restored: other numba code keeps its own setting
 
 
 @pytest.mark.parametrize("complement", [False, True])

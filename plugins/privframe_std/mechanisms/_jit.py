@@ -9,14 +9,15 @@ from __future__ import annotations
 
 from typing import Any
 
-import numba
 import numpy as np
+
+from privframe_std._compiled import compiled
 
 EXP_ZERO = -746.0
 """Below about -745.13, ``exp`` rounds to exactly 0.0 in double precision."""
 
 
-@numba.njit(cache=True, nogil=True)
+@compiled
 def weighted_quantile_select(
     edges: Any,
     log_lengths: Any,

@@ -9,15 +9,16 @@ from __future__ import annotations
 
 from typing import Any
 
-import numba
 import numpy as np
 from numba.cpython.unsafe import numbers
+
+from privframe_std._compiled import compiled
 
 ONE = np.uint64(1)
 trailing_zeros: Any = numbers.trailing_zeros  # count of trailing zero bits (an LLVM intrinsic)
 
 
-@numba.njit(cache=True, nogil=True)
+@compiled
 def emit_bits(bitmap: Any, size: int, out: Any, at: int, start: int, complement: bool) -> int:
     """Write the set values of ``bitmap`` (or, with ``complement``, the clear ones) below ``size`` in
     increasing order, plus ``start``, to ``out[at:]``; clear the bitmap; return the position after the last."""
@@ -37,7 +38,7 @@ def emit_bits(bitmap: Any, size: int, out: Any, at: int, start: int, complement:
     return at
 
 
-@numba.njit(cache=True, nogil=True)
+@compiled
 def distinct_prefix_rows(
     draws: Any, widths: Any, k: Any, complement: Any, start: int, size: int, out: Any, offsets: Any, bitmap: Any
 ) -> Any:
@@ -67,7 +68,7 @@ def distinct_prefix_rows(
     return done
 
 
-@numba.njit(cache=True, nogil=True)
+@compiled
 def sorted_iid_rows(
     draws: Any, counts: Any, start: int, size: int, out: Any, offsets: Any, bitmap: Any, extra: Any, most: Any
 ) -> None:
@@ -110,7 +111,7 @@ def sorted_iid_rows(
         most[r] = top + 1 if counts[r] else 0
 
 
-@numba.njit(cache=True, nogil=True)
+@compiled
 def add_uniform_counts(counts: Any, missing: Any, cells: Any) -> None:
     """Row r of ``counts`` gains one count in each of the next ``missing[r]`` cells of ``cells`` (in order)."""
     at = 0
@@ -120,7 +121,7 @@ def add_uniform_counts(counts: Any, missing: Any, cells: Any) -> None:
             at += 1
 
 
-@numba.njit(cache=True, nogil=True)
+@compiled
 def table_counts(prefix: Any, table: Any, counts: Any, sums: Any, ambiguous: Any) -> int:
     """``counts[r, i] = table[prefix[r k + i]]`` with row sums in ``sums``; entries where the table holds NaN
     are left NaN, out of the sums, and their flat positions listed in ``ambiguous``. Returns how many."""
