@@ -692,7 +692,7 @@ def test_report_ends_with_the_benchmark_ratios_when_present(tmp_path: Path) -> N
     path = tmp_path / "docs" / "results.md"
     assert "## Performance" not in E.write_report(root, path, command="x").read_text(encoding="utf-8")
     (tmp_path / "docs" / "results").mkdir(parents=True, exist_ok=True)
-    (tmp_path / "docs" / "results" / "performance.md").write_text("- cr-gs wor / numpy floor: 1.40x\n")
+    (tmp_path / "docs" / "results" / "performance.txt").write_text("- cr-gs wor / numpy floor: 1.40x\n")
     text = E.write_report(root, path, command="x").read_text(encoding="utf-8")
     assert text.rstrip().endswith("## Performance\n\n- cr-gs wor / numpy floor: 1.40x")
 

@@ -125,7 +125,7 @@ def write_report(root: str | Path, path: str | Path, *, command: str) -> Path:
 
     Figures are copied next to the report (``<path stem>/<name>.png``). Built-in experiments come first,
     in the order of ``docs/experiments.md``; built-ins without results are listed as not run. A
-    ``<path stem>/performance.md`` (the benchmark ratios, see ``tests/benchmarks/conftest.py``) is
+    ``<path stem>/performance.txt`` (the benchmark ratios as Markdown, see ``tests/benchmarks/conftest.py``) is
     included as the last section.
     """
     root, path = Path(root), Path(path)
@@ -160,7 +160,7 @@ def write_report(root: str | Path, path: str | Path, *, command: str) -> Path:
             shutil.copyfile(png, figures / png.name)
             figure = f"{figures.name}/{png.name}"
         lines += _section(meta, figure)
-    performance = figures / "performance.md"
+    performance = figures / "performance.txt"
     if performance.is_file():  # written by the benchmark suite's --ratios-md (CONTRIBUTING.md, Benchmarks)
         lines += ["## Performance", "", performance.read_text(encoding="utf-8").strip(), ""]
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -1,6 +1,6 @@
 """Print each benchmark's median as a ratio to the numpy floor and to scipy.stats.bootstrap at the same n.
 
-``--ratios-md FILE`` also writes the issue-15 ratios as Markdown; written to ``docs/results/performance.md``
+``--ratios-md FILE`` also writes the issue-15 ratios as Markdown; written to ``docs/results/performance.txt``
 they become the "Performance" section of the reproduction report (``privframe experiment ... --report``).
 """
 
