@@ -6,6 +6,7 @@ A plugin's hook receives one typed registry per kind (tox style) and calls ``reg
 
 from __future__ import annotations
 
+import functools
 import inspect
 import re
 from collections.abc import Callable, Mapping
@@ -74,6 +75,17 @@ def check_protocol(part: object, protocols: type[Any] | tuple[type[Any], ...], w
     raise PluginError(f"{what} does not implement the {' or '.join(gaps)} protocol")
 
 
+@functools.lru_cache(maxsize=256)
+def declared_options(factory: Callable[..., object]) -> tuple[str, ...]:
+    """The keyword options ``factory`` declares (its signature, read once per factory: every call builds parts)."""
+    try:
+        params = inspect.signature(factory).parameters.values()
+    except (TypeError, ValueError):
+        return ()
+    kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return tuple(p.name for p in params if p.kind in kinds)
+
+
 @attrs.frozen
 class PluginEntry:
     """One registered part: its kind, name, factory and provenance.
@@ -101,12 +113,7 @@ class PluginEntry:
 
     def options(self) -> tuple[str, ...]:
         """The option names the factory declares."""
-        try:
-            params = inspect.signature(self.factory).parameters.values()
-        except (TypeError, ValueError):
-            return ()
-        kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-        return tuple(p.name for p in params if p.kind in kinds)
+        return declared_options(self.factory)
 
     def create(self, options: Mapping[str, object], path: str) -> Any:
         """Instantiate with ``options``; unknown or invalid options raise ``ConfigError`` naming ``path``."""
