@@ -38,11 +38,12 @@ __all__ = [
     "block_rows",
     "draw",
     "seed_sequence_of",
+    "settle_allocator",
 ]
 
 T = TypeVar("T")
 
-BLOCK_ROWS = 64
+BLOCK_ROWS = 128
 """Rows per independently seeded block (fewer for very long rows, see :func:`block_rows`)."""
 
 BLOCK_ENTRIES = 2**22
@@ -220,7 +221,7 @@ class Resamples:
     def map_blocks(self, function: Callable[[IndexMatrix], T]) -> list[T]:
         """``function`` applied to every block, in row order, on up to ``workers`` threads.
 
-        The hot path: a block (at most 64 rows) keeps its index rows and gathered values cache-sized, and
+        The hot path: a block (at most 128 rows) keeps its index rows and gathered values cache-sized, and
         no chunk is ever concatenated. Workers take contiguous runs of blocks, so results are identical for
         any worker count. Threads pay because numpy releases the GIL in the heavy kernels (random integers,
         sorting, gathering).
@@ -278,7 +279,7 @@ def seed_sequence_of(rng: np.random.Generator) -> np.random.SeedSequence:
 
 
 @functools.cache
-def _settle_allocator() -> None:
+def settle_allocator() -> None:
     """Allocate and free one 16 MiB array, once per process.
 
     Blocks allocate and free arrays of about a MiB each. glibc's malloc serves them by mmap, or returns them
@@ -297,7 +298,7 @@ def draw(sampler: Sampler, n: int, rng: np.random.Generator, options: RunOptions
     Errors about the sampler's options carry paths relative to the sampler (``m``); the caller adds its
     prefix. A B whose values and roots alone exceed the memory budget is a ``ConfigError``.
     """
-    _settle_allocator()
+    settle_allocator()
     options = options or RunOptions()
     design = sampler.design(n)
     if not isinstance(design, Design):

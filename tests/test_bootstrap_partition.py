@@ -185,6 +185,41 @@ def test_multinomial_counts_have_the_multinomial_law(k: int, total: int) -> None
     assert stats.chisquare(obs, exp).pvalue > 0.001
 
 
+@pytest.mark.parametrize(("k", "bits"), [(100, 16), (3, 16), (4096, 16), (5000, 32)])
+def test_uniform_fill_kernel_matches_a_python_oracle(k: int, bits: int) -> None:
+    # The compiled fill against Python integers: a word gives 64 / bits pieces x, lowest first; x gives the
+    # cell (x * k) >> bits unless (x * k) mod 2^bits < 2^bits mod k; a row starts on a fresh word. Words come
+    # in ragged pieces (the loop resumes mid-row), some pieces are zero (rejected), one row needs nothing.
+    from privframe_std.samplers import _jit, _kernels
+
+    rng = np.random.default_rng(k)
+    missing = rng.integers(0, 40, size=12)
+    missing[3] = 0
+    counts = np.zeros((12, k))
+    words = rng.integers(0, 2**64 - 1, size=int(missing.sum()) + 40, dtype=np.uint64, endpoint=True)
+    words[::5] &= np.uint64(0xFFFFFFFF0000FFFF if bits == 16 else 0xFFFFFFFF00000000)
+    progress = np.zeros(2, dtype=np.int64)
+    threshold = _kernels.lemire_threshold(k, bits)
+    for piece in np.array_split(words, 6):
+        if progress[0] < 12:
+            _jit.add_uniform_words(counts, missing, piece, bits, threshold, progress)
+    assert progress[0] == 12
+    expected = np.zeros((12, k))
+    stream = iter(words.tolist())
+    for r in range(12):
+        added = 0
+        while added < missing[r]:
+            word = next(stream)
+            for q in range(64 // bits):
+                x = (word >> (q * bits)) & ((1 << bits) - 1)
+                if added == missing[r]:
+                    break
+                if x * k % 2**bits >= 2**bits % k:
+                    expected[r, x * k >> bits] += 1
+                    added += 1
+    assert np.array_equal(counts, expected)
+
+
 def test_multinomial_counts_moments_at_blb_scale() -> None:
     """Rows of Mult(2000; 1/50): each count Bin(2000, 1/50) (mean 40, var 39.2), pairs covary -0.8.
 

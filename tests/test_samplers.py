@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -174,20 +175,67 @@ def test_data_blocks_can_be_drawn_separately(monkeypatch: pytest.MonkeyPatch, bl
             assert np.array_equal(np.concatenate(mine), _blocks.draw_data_block(seed, j, counts[:, j], n, replace))
 
 
+def _oracle_rows(words: np.ndarray, size: int, done: Callable[[int, list[int]], bool], rows: int) -> list[list[int]]:
+    """The compiled loops' use of randomness, in Python integers: each 64-bit word gives its low then its
+    high 32 bits x; x yields ``(x * size) >> 32`` unless ``(x * size) mod 2^32 < 2^32 mod size`` (rejected);
+    row r takes values until ``done(r, values)``, and the next row starts on a fresh word."""
+    stream = iter(words.tolist())
+    result = []
+    for r in range(rows):
+        values: list[int] = []
+        while not done(r, values):
+            word = next(stream)
+            for x in (word & 0xFFFFFFFF, word >> 32):
+                if done(r, values):
+                    break
+                product = x * size
+                if product % 2**32 >= 2**32 % size:
+                    values.append(product >> 32)
+        result.append(values)
+    return result
+
+
+def _words_in_pieces(rng: np.random.Generator, total: int) -> list[np.ndarray]:
+    """``total`` random words, some halves zero (rejected for every size), cut into ragged pieces."""
+    words = rng.integers(0, 2**64 - 1, size=total, dtype=np.uint64, endpoint=True)
+    words[rng.random(total) < 0.05] &= np.uint64(0xFFFFFFFF00000000)
+    words[rng.random(total) < 0.05] &= np.uint64(0x00000000FFFFFFFF)
+    cuts = np.sort(rng.choice(np.arange(1, total), size=7, replace=False))
+    return np.split(words, cuts)
+
+
 @pytest.mark.parametrize(("size", "count"), [(1000, 300), (64, 64), (3, 2000), (2, 700), (70, 1)])
-def test_sorted_iid_kernel_matches_numpy_sort_and_counts(size: int, count: int) -> None:
-    # The compiled wr kernel against an independent oracle (numpy's sort and unique): the same rows and
-    # the same largest multiplicity, including rows where one value occurs 255 times or more (its uint8
-    # counters saturate and the row is redone) and a block size that is a multiple of 64.
-    draws = np.random.default_rng(size + count).integers(0, size, size=(9, count), dtype=np.int32)
+def test_sorted_iid_kernel_matches_a_python_oracle(size: int, count: int) -> None:
+    # The compiled wr loop against the oracle (values sorted and counted by numpy): the same rows and the
+    # same largest multiplicity, with words fed in ragged pieces (the loop resumes mid-row), rejected halves,
+    # a shorter and an empty row, and multiplicities in the hundreds (a block size of 64 too).
+    from privframe_std.samplers import _jit
+
+    rng = np.random.default_rng(size + count)
     counts = np.full(9, count, dtype=np.int64)
-    counts[1] = count // 2  # a ragged row: only its first count // 2 draws belong to it
-    values, most = _kernels.sorted_iid_rows(draws, counts, 100, 100 + size)
-    rows = np.split(values, np.cumsum(counts)[:-1])
-    for r, row in enumerate(rows):
-        expected = np.sort(draws[r, : counts[r]]) + 100
-        assert np.array_equal(row, expected)
-        assert most[r] == (np.unique(expected, return_counts=True)[1].max() if counts[r] else 0)
+    counts[1], counts[4] = count // 2, 0
+    offsets = np.cumsum(counts) - counts
+    out = np.full(int(counts.sum()), -1, dtype=np.intp)
+    most = np.full(9, -1, dtype=np.int64)
+    bitmap, repeated = np.zeros((size + 63) >> 6, np.uint64), np.zeros((size + 63) >> 6, np.uint64)
+    extra = np.zeros(size, np.uint32)
+    progress = np.zeros(2, dtype=np.int64)
+    pieces = _words_in_pieces(rng, int(0.6 * counts.sum()) + 50)  # a tenth of the halves are rejected
+    threshold = _kernels.lemire_threshold(size)
+    for piece in pieces:
+        if progress[0] < 9:
+            used = _jit.sorted_iid_rows(
+                piece, counts, 100, size, out, offsets, bitmap, repeated, extra, most, threshold, progress
+            )
+            assert used == piece.size or progress[0] == 9
+    assert progress[0] == 9
+    assert not bitmap.any()
+    assert not repeated.any()
+    assert not extra.any()
+    expected = _oracle_rows(np.concatenate(pieces), size, lambda r, values: len(values) == counts[r], 9)
+    for r, values in enumerate(expected):
+        assert np.array_equal(out[offsets[r] : offsets[r] + counts[r]], np.sort(values).astype(np.intp) + 100)
+        assert most[r] == (np.unique(values, return_counts=True)[1].max() if counts[r] else 0)
     assert (most >= 255).any() == (count >= 700)
 
 
@@ -211,29 +259,67 @@ def test_compiled_loops_cache_outside_the_package(monkeypatch: pytest.MonkeyPatc
 
 
 @pytest.mark.parametrize("complement", [False, True])
-def test_distinct_prefix_kernel_keeps_the_first_distinct_draws(complement: bool) -> None:
-    # Oracle: walk the draws in order in Python. Rows whose draws hold too few distinct values report
-    # failure and leave their slots alone.
+def test_distinct_prefix_kernel_keeps_the_first_distinct_values(complement: bool) -> None:
+    # The compiled wor loop against the oracle: each row keeps the first k distinct values it takes (or their
+    # complement in the block), sorted, with words fed in ragged pieces and rejected halves.
+    from privframe_std.samplers import _jit
+
     size, rows = 200, 40
     rng = np.random.default_rng(4)
-    k = rng.integers(0, 60, size=rows)
-    widths = rng.integers(0, 90, size=rows)
-    draws = rng.integers(0, size, size=(rows, 90), dtype=np.int32)
+    k = rng.integers(0, 100, size=rows)
     flags = np.full(rows, complement)
     lengths = np.where(flags, size - k, k)
     offsets = np.cumsum(lengths) - lengths
     out = np.full(int(lengths.sum()), -1, dtype=np.intp)
-    done = _kernels.distinct_prefix_rows(draws, widths, k, flags, 7, 7 + size, out, offsets)
-    for r in range(rows):
-        first = list(dict.fromkeys(draws[r, : widths[r]].tolist()))[: k[r]]
-        assert done[r] == (len(first) == k[r])
-        segment = out[offsets[r] : offsets[r] + lengths[r]]
-        if not done[r]:
-            assert np.all(segment == -1)
-            continue
-        chosen = np.array(sorted(set(range(size)) - set(first)) if complement else sorted(first), dtype=np.intp)
-        assert np.array_equal(segment, chosen + 7)
-    assert 0 < done.sum() < rows  # both outcomes occur
+    bitmap = np.zeros((size + 63) >> 6, np.uint64)
+    progress = np.zeros(2, dtype=np.int64)
+    pieces = _words_in_pieces(rng, _kernels.words_for_subsets(k, size) + 100)
+    for piece in pieces:
+        if progress[0] < rows:
+            _jit.distinct_prefix_rows(
+                piece, k, flags, 7, size, out, offsets, bitmap, _kernels.lemire_threshold(size), progress
+            )
+    assert progress[0] == rows
+    assert not bitmap.any()
+    taken = _oracle_rows(np.concatenate(pieces), size, lambda r, values: len(set(values)) == k[r], rows)
+    for r, values in enumerate(taken):
+        first = set(values)
+        chosen = sorted(set(range(size)) - first) if complement else sorted(first)
+        assert np.array_equal(out[offsets[r] : offsets[r] + lengths[r]], np.array(chosen, dtype=np.intp) + 7)
+
+
+@pytest.mark.parametrize(("size", "k"), [(50_000, 4622), (1000, 500), (1000, 1), (2**20, 60_000)])
+def test_word_estimates_rarely_run_out(size: int, k: int) -> None:
+    # The number of words drawn up front covers a block of 64 rows most of the time (a shortfall costs a
+    # second call, not correctness): the mean words used is below the estimate by about two standard deviations.
+    from privframe_std.samplers import _jit
+
+    rows = 64
+    ks = np.full(rows, k, dtype=np.int64)
+    estimate = _kernels.words_for_subsets(ks, size)
+    used = []
+    for seed in range(20):
+        progress = np.zeros(2, dtype=np.int64)
+        words = _kernels.random_words(np.random.default_rng(seed), 2 * estimate)
+        out = np.empty(rows * k, dtype=np.intp)
+        used.append(
+            _jit.distinct_prefix_rows(
+                words,
+                ks,
+                np.zeros(rows, bool),
+                0,
+                size,
+                out,
+                np.arange(rows) * k,
+                np.zeros((size + 63) >> 6, np.uint64),
+                _kernels.lemire_threshold(size),
+                progress,
+            )
+        )
+        assert progress[0] == rows
+    assert np.mean(used) < estimate < 1.05 * np.mean(used) + 40
+    iid = _kernels.words_for_iid(ks, size)
+    assert rows * ((k + 1) // 2) < iid < rows * ((k + 1) // 2) + 10
 
 
 def test_wor_needs_fewer_than_a_billion_records_across_blocks() -> None:
@@ -422,22 +508,24 @@ def test_wr_max_redraws_gives_up() -> None:
 )
 def test_chunks_concatenate_to_matrix(name: str, options: dict[str, object]) -> None:
     n = N_REJ
-    res = pf.resampling.draw(pf.registry.create("sampler", name, {**options, "B": 200}), n, np.random.default_rng(8))
+    rows = pf.resampling.BLOCK_ROWS
+    B = 3 * rows + 8
+    res = pf.resampling.draw(pf.registry.create("sampler", name, {**options, "B": B}), n, np.random.default_rng(8))
     full = res.matrix()
-    assert full.shape == (200, res.m)
-    # bytes_per_row chosen so that chunks hold 1, 2, 3 blocks (64 rows each), one row's worth (clamped up
-    # to one block), and everything; the last block of 200 = 3 * 64 + 8 rows is short.
+    assert full.shape == (B, res.m)
+    # bytes_per_row chosen so that chunks hold 1, 2, 3 blocks, one row's worth (clamped up to one block), and
+    # everything; the last block is 8 rows short.
     budget = res.memory_budget
     first_chunk_rows = set()
-    for per_row in [budget, budget // 64, budget // 128, budget // 192, 1, None]:
+    for per_row in [budget, budget // rows, budget // (2 * rows), budget // (3 * rows), 1, None]:
         chunks = list(res.chunks(per_row))
         first_chunk_rows.add(chunks[0].shape[0])
         assert np.array_equal(np.concatenate(chunks, axis=0), full)
-    assert first_chunk_rows == {64, 128, 192, 200}
+    assert first_chunk_rows == {rows, 2 * rows, 3 * rows, B}
     # The memory_budget run option changes how rows are chunked, never which rows are drawn.
-    sampler = pf.registry.create("sampler", name, {**options, "B": 200})
+    sampler = pf.registry.create("sampler", name, {**options, "B": B})
     res_small = pf.resampling.draw(sampler, n, np.random.default_rng(8), pf.RunOptions(memory_budget=2**16))
-    chunks = list(res_small.chunks(2**16 // 80))  # 80 rows -> one block per chunk
+    chunks = list(res_small.chunks(2**16 // (rows + rows // 4)))  # room for 1.25 blocks -> one block per chunk
     assert len(chunks) == 4
     assert np.array_equal(np.concatenate(chunks, axis=0), full)
 

@@ -22,7 +22,6 @@ already done.
 from __future__ import annotations
 
 import functools
-import math
 from typing import Any, cast
 
 import numpy as np
@@ -31,7 +30,7 @@ import numpy.typing as npt
 import privframe as pf
 from privframe.errors import ConfigError
 from privframe.resampling import seed_sequence_of
-from privframe_std.samplers._kernels import distinct_prefix_rows, sorted_iid_rows
+from privframe_std.samplers._kernels import distinct_subsets, sorted_iid
 
 __all__ = [
     "DATA_BLOCK",
@@ -132,11 +131,10 @@ def distinct_rows(rng: np.random.Generator, rows: int, n: int, m: int) -> pf.Ind
       in different blocks are independent uniform subsets of the given sizes. Stage 1 draws the counts,
       stage 2 the parts, so the union is a uniform m-subset.
     - Within a block of size s, a uniform c-subset (c <= s/2; otherwise the complement of a uniform
-      (s - c)-subset) is the first c distinct values of i.i.d. uniform draws: each new value is uniform
-      among those not seen yet. At most w draws are looked at; a row that sees fewer than c distinct
-      values is drawn again. That keeps the law, because whether (and when) the c-th new value arrives is
-      invariant under relabelling ``range(s)``, so it is independent of which values arrived. w is set so
-      that a redraw is rare.
+      (s - c)-subset) is the first c distinct values of i.i.d. uniform values: each new value is uniform
+      among those not seen yet, which is sampling without replacement. The values are exactly uniform
+      (Lemire's multiply-shift with rejection on 32-bit halves of numpy's 64-bit words), and a row takes
+      as many as it needs.
     - Rows come out sorted from a scan of a bitmap of the block (no comparison sort).
     """
     return _rows(rng, rows, n, m, replace=False)[0]
@@ -187,61 +185,20 @@ def _rows(
     return out, most_all
 
 
-def _draw_dtype(size: int) -> type[np.integer[Any]]:
-    """int32 draws when a block's values fit (about twice as fast to draw as int64)."""
-    return np.int32 if size < 2**31 else np.int64
-
-
 def _iid_sorted(rng: np.random.Generator, counts: IntArray, start: int, stop: int) -> tuple[IntArray, IntArray]:
     """Row r: ``counts[r]`` i.i.d. uniform values of ``range(start, stop)``, sorted; rows concatenated (intp).
 
     Also returns each row's largest multiplicity.
     """
-    size = stop - start
-    draws = rng.integers(0, size, size=(counts.size, int(counts.max(initial=0))), dtype=_draw_dtype(size))
-    return sorted_iid_rows(draws, counts, start, stop)
+    return sorted_iid(rng, counts, start, stop)
 
 
 def _subsets(rng: np.random.Generator, counts: IntArray, start: int, stop: int) -> IntArray:
     """Row r: a uniform ``counts[r]``-subset of ``range(start, stop)``, sorted; rows concatenated (intp).
 
-    Each row keeps the first distinct values of its i.i.d. uniform draws: ``counts[r]`` of them, or, above
-    half the block, ``stop - start - counts[r]`` whose complement it keeps. A row whose draws hold too few
-    distinct values draws again.
+    Each row keeps the first distinct values of its i.i.d. uniform values: ``counts[r]`` of them, or, above
+    half the block, the complement of ``stop - start - counts[r]`` of them.
     """
     size = stop - start
     complement = 2 * counts > size
-    k = np.where(complement, size - counts, counts)
-    widths = _draws_needed(k, size)
-    out = np.empty(int(counts.sum()), dtype=np.intp)
-    offsets = np.cumsum(counts) - counts
-    pending = np.arange(counts.size)
-    while pending.size:
-        width = int(widths[pending].max())
-        draws = rng.integers(0, size, size=(pending.size, width), dtype=_draw_dtype(size))
-        done = distinct_prefix_rows(
-            draws, widths[pending], k[pending], complement[pending], start, stop, out, offsets[pending]
-        )
-        pending = pending[~done]
-    return out
-
-
-def _draws_needed(k: IntArray, size: int) -> IntArray:
-    """Draws w per row so that w i.i.d. uniform values of ``range(size)`` have >= k distinct ones but rarely.
-
-    w puts the expected number of distinct values 3 standard deviations (plus one) above k; k <= size / 2.
-    """
-    if k.size > 1 and np.all(k == k[0]):  # the common case: one count for every row, computed once
-        return np.full(k.size, _draws_for(int(k[0]), size), dtype=np.int64)
-    return np.array([_draws_for(int(c), size) for c in k], dtype=np.int64)
-
-
-def _draws_for(k: int, size: int) -> int:
-    if k == 0:
-        return 0
-    lam = -math.log1p(-k / size)  # w = size * lam draws give k distinct values on average
-    variance = size * (math.exp(-lam) - (1 + lam) * math.exp(-2 * lam))
-    target = k + 3 * math.sqrt(max(variance, 0.0)) + 1
-    if target >= size:  # tiny blocks: enough draws to see every value with high probability
-        return max(k, math.ceil(size * (math.log(size) + 3)))
-    return max(k, math.ceil(-size * math.log1p(-target / size)))
+    return distinct_subsets(rng, np.where(complement, size - counts, counts), complement, start, stop)

@@ -1,8 +1,9 @@
 """The compiled loops behind :mod:`privframe_std.samplers._kernels` (numba; imported on first use only).
 
-A row's values are kept in a bitmap of the data block, one bit per value; writing the row sorted is a scan of
-the bitmap's set bits, so no comparison sort is needed. The loops draw nothing: their randomness comes in as
-arguments drawn by numpy's ``Generator``.
+The loops take their randomness as 64-bit words drawn by numpy's ``Generator`` and turn each 32-bit half into
+a value of ``range(size)`` by Lemire's multiply-shift with rejection, which is exactly uniform. A row's values
+are kept in a bitmap of the data block, one bit per value; writing the row sorted is a scan of the bitmap's
+set bits, so no comparison sort is needed.
 """
 
 from __future__ import annotations
@@ -10,18 +11,42 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from numba.core import types
 from numba.cpython.unsafe import numbers
+from numba.extending import intrinsic
 
 from privframe_std._compiled import compiled
 
 ONE = np.uint64(1)
-trailing_zeros: Any = numbers.trailing_zeros  # count of trailing zero bits (an LLVM intrinsic)
+LOW32 = np.uint64(0xFFFFFFFF)
+HALF = np.uint64(32)
+trailing_zeros: Any = numbers.trailing_zeros  # count of trailing zero bits (64 for zero; an LLVM intrinsic)
+
+
+@intrinsic
+def _popcount(typingctx: Any, word: Any) -> Any:
+    """The number of set bits of an unsigned integer (LLVM's ``ctpop``)."""
+    if not isinstance(word, types.Integer):
+        return None
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        return builder.ctpop(args[0])
+
+    return word(word), codegen
+
+
+popcount: Any = _popcount
 
 
 @compiled
-def emit_bits(bitmap: Any, size: int, out: Any, at: int, start: int, complement: bool) -> int:
+def emit_bits(bitmap: Any, size: int, out: Any, at: Any, end: int, start: int, complement: bool) -> Any:
     """Write the set values of ``bitmap`` (or, with ``complement``, the clear ones) below ``size`` in
-    increasing order, plus ``start``, to ``out[at:]``; clear the bitmap; return the position after the last."""
+    increasing order, plus ``start``, to ``out[at:end]``; clear the bitmap; return the position after the last.
+
+    ``end - at`` must be the number of values written. While eight slots are left, a word's first eight
+    values are written without a test per value (surplus slots get junk that the next words overwrite):
+    one branch per word instead of one mispredicted loop exit.
+    """
     words = (size + 63) >> 6
     for word in range(words):
         bits = bitmap[word]
@@ -31,94 +56,217 @@ def emit_bits(bitmap: Any, size: int, out: Any, at: int, start: int, complement:
             if word == words - 1 and size & 63:
                 bits &= (ONE << np.uint64(size & 63)) - ONE
         base = start + (word << 6)
-        while bits:
-            out[at] = base + np.int64(trailing_zeros(bits))
-            at += 1
-            bits &= bits - ONE
+        if at + 8 <= end:
+            count = np.int64(popcount(bits))
+            for i in range(8):
+                out[at + i] = base + np.int64(trailing_zeros(bits))
+                bits &= bits - ONE
+            tail = at + 8
+            while bits:
+                out[tail] = base + np.int64(trailing_zeros(bits))
+                tail += 1
+                bits &= bits - ONE
+            at += count
+        else:
+            while bits:
+                out[at] = base + np.int64(trailing_zeros(bits))
+                at += 1
+                bits &= bits - ONE
     return at
 
 
 @compiled
 def distinct_prefix_rows(
-    draws: Any, widths: Any, k: Any, complement: Any, start: int, size: int, out: Any, offsets: Any, bitmap: Any
-) -> Any:
-    """Row r keeps the first ``k[r]`` distinct values among ``draws[r, :widths[r]]`` (values of
-    ``range(size)``) and writes them, or their complement in ``range(size)`` where ``complement[r]``, sorted
-    and shifted by ``start``, to ``out[offsets[r]:]``. Returns which rows found ``k[r]`` distinct values."""
-    rows = draws.shape[0]
-    done = np.zeros(rows, dtype=np.bool_)
-    for r in range(rows):
-        need = k[r]
+    words: Any,
+    k: Any,
+    complement: Any,
+    start: int,
+    size: int,
+    out: Any,
+    offsets: Any,
+    bitmap: Any,
+    threshold: int,
+    progress: Any,
+) -> int:
+    """Row r takes values of ``range(size)`` from ``words`` until it has ``k[r]`` distinct ones and writes
+    them, or their complement in ``range(size)`` where ``complement[r]``, sorted and shifted by ``start``, to
+    ``out[offsets[r]:]``.
+
+    A 32-bit half x of a word gives ``(x * size) >> 32`` unless ``(x * size) mod 2^32 < threshold``
+    (``threshold = 2^32 mod size``), when it is rejected: exactly uniform values. A row starts on a fresh
+    word. ``progress`` holds (row, values found in it): where to resume. When the words run out the loop
+    stores its place there and returns; the caller passes fresh words and the row goes on where it stopped.
+    Returns the number of words used.
+    """
+    scale = np.uint64(size)
+    limit = np.uint64(threshold)
+    used = 0
+    available = words.shape[0]
+    row = progress[0]
+    found = progress[1]
+    while row < k.shape[0]:
+        need = k[row]
+        while found < need:
+            if used == available:
+                progress[0] = row
+                progress[1] = found
+                return used
+            word = words[used]
+            used += 1
+            for half in range(2):
+                if found == need:
+                    break
+                product = (word & LOW32 if half == 0 else word >> HALF) * scale
+                if (product & LOW32) >= limit:
+                    value = product >> HALF
+                    slot = value >> np.uint64(6)
+                    bit = ONE << (value & np.uint64(63))
+                    old = bitmap[slot]
+                    bitmap[slot] = old | bit
+                    found += np.int64((old & bit) == 0)
+        length = size - need if complement[row] else need
+        emit_bits(bitmap, size, out, offsets[row], offsets[row] + length, start, complement[row])
+        row += 1
         found = 0
-        j = 0
-        width = widths[r]
-        while found < need and j < width:
-            value = np.int64(draws[r, j])
-            j += 1
-            word = value >> 6
-            bit = ONE << np.uint64(value & 63)
-            if not bitmap[word] & bit:
-                bitmap[word] |= bit
-                found += 1
-        if found == need:
-            done[r] = True
-            emit_bits(bitmap, size, out, offsets[r], start, complement[r])
-        else:
-            bitmap[:] = 0
-    return done
+    progress[0] = row
+    progress[1] = 0
+    return used
 
 
 @compiled
 def sorted_iid_rows(
-    draws: Any, counts: Any, start: int, size: int, out: Any, offsets: Any, bitmap: Any, extra: Any, most: Any
-) -> None:
-    """Row r: ``draws[r, :counts[r]]`` (values of ``range(size)``) sorted, shifted by ``start``, written to
-    ``out[offsets[r]:]``, and its largest multiplicity to ``most[r]``.
+    words: Any,
+    counts: Any,
+    start: int,
+    size: int,
+    out: Any,
+    offsets: Any,
+    bitmap: Any,
+    repeated: Any,
+    extra: Any,
+    most: Any,
+    threshold: int,
+    progress: Any,
+) -> int:
+    """Row r takes ``counts[r]`` values of ``range(size)`` from ``words`` (as in
+    :func:`distinct_prefix_rows`), writes them sorted and shifted by ``start`` to ``out[offsets[r]:]``
+    and its largest multiplicity to ``most[r]``.
 
-    The bitmap marks the values present; ``extra`` (uint8, zero on entry and on return) counts a value's
-    copies beyond the first, up to 254, and is touched by repeats only (few, and random access is the
-    cost). A row with a value drawn 255 times or more gets ``most[r] = 255`` and a wrong ``out``
-    segment, which the caller redoes.
+    The bitmap marks the values present; ``repeated`` (a second bitmap) marks values drawn more than once
+    and ``extra`` counts their copies beyond the first. Both are touched by repeats only (few, and random
+    access is the cost), zero on entry and on return. A word of the bitmap without repeats is written as in
+    :func:`emit_bits`. ``progress`` holds (row, values taken in it); returns the number of words used.
     """
-    for r in range(draws.shape[0]):
-        for j in range(counts[r]):
-            value = np.int64(draws[r, j])
-            slot = value >> 6
-            bit = ONE << np.uint64(value & 63)
-            if bitmap[slot] & bit:
-                seen = extra[value]
-                extra[value] = seen + (seen < 254)
-            else:
-                bitmap[slot] |= bit
-        at = offsets[r]
+    scale = np.uint64(size)
+    limit = np.uint64(threshold)
+    used = 0
+    available = words.shape[0]
+    row = progress[0]
+    taken = progress[1]
+    while row < counts.shape[0]:
+        need = counts[row]
+        while taken < need:
+            if used == available:
+                progress[0] = row
+                progress[1] = taken
+                return used
+            word = words[used]
+            used += 1
+            for half in range(2):
+                if taken == need:
+                    break
+                product = (word & LOW32 if half == 0 else word >> HALF) * scale
+                if (product & LOW32) >= limit:
+                    value = np.int64(product >> HALF)
+                    cell = value >> 6
+                    bit = ONE << np.uint64(value & 63)
+                    old = bitmap[cell]
+                    if old & bit:
+                        repeated[cell] |= bit
+                        extra[value] += 1
+                    bitmap[cell] = old | bit
+                    taken += 1
+        at = offsets[row]
+        end = at + need
         top: Any = 0
-        for word in range((size + 63) >> 6):
-            bits = bitmap[word]
-            bitmap[word] = 0
-            base = word << 6
+        for slot in range((size + 63) >> 6):
+            bits = bitmap[slot]
+            bitmap[slot] = 0
+            base = start + (slot << 6)
+            repeats = repeated[slot]
+            if repeats == 0 and at + 8 <= end:
+                count = np.int64(popcount(bits))
+                for i in range(8):
+                    out[at + i] = base + np.int64(trailing_zeros(bits))
+                    bits &= bits - ONE
+                tail = at + 8
+                while bits:
+                    out[tail] = base + np.int64(trailing_zeros(bits))
+                    tail += 1
+                    bits &= bits - ONE
+                at += count
+                continue
+            repeated[slot] = 0
             while bits:
-                value = base + np.int64(trailing_zeros(bits))
-                more = extra[value]
-                extra[value] = 0
-                top = max(top, more)
-                out[at] = start + value
+                offset = np.int64(trailing_zeros(bits))
+                out[at] = base + offset
                 at += 1
-                while more:
-                    out[at] = start + value
-                    at += 1
-                    more -= 1
+                if repeats & (ONE << np.uint64(offset)):
+                    value = (slot << 6) + offset
+                    more = np.int64(extra[value])
+                    extra[value] = 0
+                    top = max(top, more)
+                    for _ in range(more):
+                        out[at] = base + offset
+                        at += 1
                 bits &= bits - ONE
-        most[r] = top + 1 if counts[r] else 0
+        most[row] = top + 1 if need else 0
+        row += 1
+        taken = 0
+    progress[0] = row
+    progress[1] = 0
+    return used
 
 
 @compiled
-def add_uniform_counts(counts: Any, missing: Any, cells: Any) -> None:
-    """Row r of ``counts`` gains one count in each of the next ``missing[r]`` cells of ``cells`` (in order)."""
-    at = 0
-    for r in range(counts.shape[0]):
-        for _ in range(missing[r]):
-            counts[r, cells[at]] += 1.0
-            at += 1
+def add_uniform_words(counts: Any, missing: Any, words: Any, bits: int, threshold: int, progress: Any) -> int:
+    """Row r of ``counts`` (k columns) gains one count in each of ``missing[r]`` uniform cells of ``range(k)``.
+
+    The cells come from ``bits``-bit pieces of ``words`` (lowest first) by Lemire's multiply-shift with
+    rejection (``threshold = 2^bits mod k``), a row starting on a fresh word; ``progress`` holds (row,
+    cells added in it) for resuming when the words run out. Returns the number of words used.
+    """
+    scale = np.uint64(counts.shape[1])
+    limit = np.uint64(threshold)
+    width = np.uint64(bits)
+    mask = (ONE << width) - ONE
+    per_word = 64 // bits
+    used = 0
+    available = words.shape[0]
+    row = progress[0]
+    added = progress[1]
+    while row < counts.shape[0]:
+        need = missing[row]
+        while added < need:
+            if used == available:
+                progress[0] = row
+                progress[1] = added
+                return used
+            word = words[used]
+            used += 1
+            for _ in range(per_word):
+                if added == need:
+                    break
+                product = (word & mask) * scale
+                word >>= width
+                if (product & mask) >= limit:
+                    counts[row, np.int64(product >> width)] += 1.0
+                    added += 1
+        row += 1
+        added = 0
+    progress[0] = row
+    progress[1] = 0
+    return used
 
 
 @compiled

@@ -1,63 +1,145 @@
-"""Sorted rows from i.i.d. uniform draws: typed entry points to the compiled loops of ``_jit``.
+"""Sorted rows of uniform values of a data block: typed entry points to the compiled loops of ``_jit``.
 
-The loops use no randomness of their own: every random number is drawn by numpy's ``Generator`` before the
-call, so a seed defines the rows. ``_jit`` (and numba) load on the first call, compiled code is cached on
-disk, so ``import privframe`` never loads numba.
+The loops draw nothing themselves: they take 64-bit words drawn by numpy's ``Generator`` (full-range
+``integers``, so any bit generator works) and turn each 32-bit half into an exactly uniform value. How many
+words a call takes is a function of the counts only, so a seed defines the rows. ``_jit`` (and numba) load on
+the first call and compiled code is cached on disk, so ``import privframe`` never loads numba.
 """
 
 from __future__ import annotations
 
-from typing import Any, cast
+import math
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["distinct_prefix_rows", "sorted_iid_rows"]
+from privframe.errors import ConfigError
+
+__all__ = [
+    "add_uniform",
+    "distinct_subsets",
+    "lemire_threshold",
+    "random_words",
+    "sorted_iid",
+    "words_for_iid",
+    "words_for_subsets",
+]
 
 IntArray = npt.NDArray[np.integer[Any]]
+
+MAX_BLOCK = 2**32
+"""Values come from 32-bit halves of the words: a block must have fewer values than this."""
+
+
+def random_words(rng: np.random.Generator, count: int) -> npt.NDArray[np.uint64]:
+    """``count`` uniform 64-bit words (the bit generator's raw output for PCG64)."""
+    return rng.integers(0, 2**64 - 1, size=count, dtype=np.uint64, endpoint=True)
+
+
+def lemire_threshold(size: int, bits: int = 32) -> int:
+    """``2^bits mod size``: a ``bits``-bit x is rejected when ``(x * size) mod 2^bits`` is below it (Lemire, 2019)."""
+    if not 0 < size < 1 << bits:
+        raise ConfigError(f"a range of 1 to 2^{bits} - 1 values is needed; got {size}", path="size")
+    return ((1 << bits) - size) % size
+
+
+def words_for_subsets(k: IntArray, size: int) -> int:
+    """Words to draw so that rows needing ``k`` distinct values of ``range(size)`` (k <= size / 2) rarely run out.
+
+    A row needs ``sum_{i<k} size / (size - i)`` values on average, about ``size * log(size / (size - k))``,
+    with variance about ``size * (size / (size - k) - 1 - log(size / (size - k)))``; two values per word, half
+    a word lost per row, and two standard deviations of the total to spare. Running out costs a second call.
+    """
+    if k.size == 0:
+        return 0
+    fraction = k.astype(np.float64) / size
+    lam = -np.log1p(-fraction)
+    mean = size * lam
+    variance = size * np.maximum(fraction / (1.0 - fraction) - lam, 0.0)
+    return math.ceil(float(mean.sum()) / 2 + k.size / 2 + math.sqrt(float(variance.sum()))) + 1
+
+
+def words_for_iid(counts: IntArray, size: int, bits: int = 32) -> int:
+    """Words to draw for rows of ``counts`` values of ``range(size)`` taken from ``bits``-bit pieces of each
+    word: ``64 / bits`` values a word, rounded up per row, plus the expected rejections (probability
+    ``threshold / 2^bits`` each) and four standard deviations."""
+    per_word = 64 // bits
+    total = int(counts.sum())
+    rejected = total * lemire_threshold(size, bits) / float(1 << bits)
+    return (
+        int(((counts + per_word - 1) // per_word).sum())
+        + math.ceil((rejected + 4 * math.sqrt(rejected)) / per_word)
+        + 1
+    )
 
 
 def _bitmap(size: int) -> npt.NDArray[np.uint64]:
     return np.zeros((size + 63) >> 6, dtype=np.uint64)
 
 
-def distinct_prefix_rows(
-    draws: IntArray,
-    widths: IntArray,
-    k: IntArray,
-    complement: npt.NDArray[np.bool_],
-    start: int,
-    stop: int,
-    out: IntArray,
-    offsets: IntArray,
-) -> npt.NDArray[np.bool_]:
-    """Row r keeps the first ``k[r]`` distinct values among ``draws[r, :widths[r]]``, sorted.
+def distinct_subsets(
+    rng: np.random.Generator, k: IntArray, complement: npt.NDArray[np.bool_], start: int, stop: int
+) -> IntArray:
+    """Row r: the first ``k[r]`` distinct values of i.i.d. uniform values of ``range(stop - start)``, or
+    where ``complement[r]`` the ``stop - start - k[r]`` values not among them; sorted, plus ``start``.
 
-    ``draws`` holds values of ``range(stop - start)``. A row that finds ``k[r]`` distinct values writes
-    them, or where ``complement[r]`` the other ``stop - start - k[r]`` values of the block, each plus
-    ``start``, to ``out[offsets[r]:]``; the others write nothing. Returns which rows succeeded.
+    Returns the rows concatenated (``intp``). Each row is a uniform subset of its size.
     """
     from privframe_std.samplers import _jit
 
     size = stop - start
-    done = _jit.distinct_prefix_rows(draws, widths, k, complement, start, size, out, offsets, _bitmap(size))
-    return cast(npt.NDArray[np.bool_], done)
+    threshold = lemire_threshold(size)
+    lengths = np.where(complement, size - k, k)
+    offsets = np.cumsum(lengths) - lengths
+    out = np.empty(int(lengths.sum()), dtype=np.intp)
+    bitmap = _bitmap(size)
+    progress = np.zeros(2, dtype=np.int64)
+    k64 = k.astype(np.int64, copy=False)
+    while progress[0] < k.size:
+        words = random_words(rng, words_for_subsets(k64[progress[0] :], size))
+        _jit.distinct_prefix_rows(words, k64, complement, start, size, out, offsets, bitmap, threshold, progress)
+    return out
 
 
-def sorted_iid_rows(draws: IntArray, counts: IntArray, start: int, stop: int) -> tuple[IntArray, IntArray]:
-    """Row r's first ``counts[r]`` draws (values of ``range(stop - start)``) sorted, plus ``start``.
+def sorted_iid(rng: np.random.Generator, counts: IntArray, start: int, stop: int) -> tuple[IntArray, IntArray]:
+    """Row r: ``counts[r]`` i.i.d. uniform values of ``range(stop - start)``, sorted, plus ``start``.
 
-    Returns the rows concatenated (as ``intp``) and each row's largest multiplicity.
+    Returns the rows concatenated (``intp``) and each row's largest multiplicity (0 for an empty row).
     """
     from privframe_std.samplers import _jit
 
     size = stop - start
-    offsets = np.cumsum(counts) - counts
-    out = np.empty(int(counts.sum()), dtype=np.intp)
-    most = np.empty(counts.size, dtype=np.int64)
-    _jit.sorted_iid_rows(draws, counts, start, size, out, offsets, _bitmap(size), np.zeros(size, np.uint8), most)
-    for r in np.flatnonzero(most == 255):  # a value drawn 255 times or more: the kernel's counts saturated
-        row = np.sort(draws[r, : counts[r]]).astype(np.intp) + start
-        out[offsets[r] : offsets[r] + counts[r]] = row
-        most[r] = int(np.unique(row, return_counts=True)[1].max())
+    threshold = lemire_threshold(size)
+    counts64 = counts.astype(np.int64, copy=False)
+    offsets = np.cumsum(counts64) - counts64
+    out = np.empty(int(counts64.sum()), dtype=np.intp)
+    most = np.zeros(counts64.size, dtype=np.int64)
+    bitmap, repeated = _bitmap(size), _bitmap(size)
+    extra = np.zeros(size, dtype=np.uint32)
+    progress = np.zeros(2, dtype=np.int64)
+    while progress[0] < counts64.size:
+        words = random_words(rng, words_for_iid(counts64[progress[0] :], size))
+        _jit.sorted_iid_rows(
+            words, counts64, start, size, out, offsets, bitmap, repeated, extra, most, threshold, progress
+        )
     return out, most
+
+
+SMALL_RANGE = 4096
+"""Ranges up to this size take their values from 16-bit quarters of the words (rejected with probability
+below ``size / 2^16``, 6% at most); larger ranges from 32-bit halves."""
+
+
+def add_uniform(rng: np.random.Generator, counts: npt.NDArray[np.float64], missing: IntArray) -> None:
+    """Add ``missing[r]`` i.i.d. uniform draws over the k cells of row r of ``counts`` (one count each), in place."""
+    from privframe_std.samplers import _jit
+
+    k = counts.shape[1]
+    bits = 16 if k <= SMALL_RANGE else 32
+    threshold = lemire_threshold(k, bits)
+    missing64 = missing.astype(np.int64, copy=False)
+    progress = np.zeros(2, dtype=np.int64)
+    while progress[0] < missing64.size:
+        words = random_words(rng, words_for_iid(missing64[progress[0] :], k, bits))
+        _jit.add_uniform_words(counts, missing64, words, bits, threshold, progress)

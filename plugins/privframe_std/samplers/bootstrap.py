@@ -25,6 +25,7 @@ from scipy import stats
 import privframe as pf
 from privframe.errors import ConfigError, DataError
 from privframe_std.samplers._blocks import uniform_rows
+from privframe_std.samplers._kernels import add_uniform
 
 __all__ = ["Bootstrap", "multinomial_counts"]
 
@@ -134,12 +135,14 @@ def multinomial_counts(rng: np.random.Generator, rows: int, k: int, total: int) 
     counts with ``lam * k = total - sqrt(total)`` (one standard deviation below the total). Given their sum
     ``T = t`` the counts are ``Multinomial(t; uniform)``, so for ``t <= total`` adding ``total - t`` further
     uniform draws gives ``Multinomial(total; uniform)`` whatever t is. A row with ``T > total`` (about 16%)
-    is redrawn until ``T <= total``: the accepted row is still ``Multinomial(t; uniform)`` given its sum, so
-    the law is unchanged. Aiming one standard deviation below the total, not three, cuts the uniform fill
-    (the costly part: about ``1.3 sqrt(total)`` draws a row instead of ``3 sqrt(total)``) more than the
-    redraws cost. Poisson variates are drawn by inversion of 16-bit uniforms through a table; the ~0.1% of
-    prefixes whose interval contains a CDF value are refined with a further double-precision uniform. Rows
-    are produced in chunks of about 2^20 cells, so the scratch memory stays small.
+    is replaced by the next of fresh candidate rows with ``T <= total``: the accepted row is still
+    ``Multinomial(t; uniform)`` given its sum, so the law is unchanged. Aiming one standard deviation below
+    the total, not three, cuts the uniform fill (the costly part: about ``1.3 sqrt(total)`` draws a row
+    instead of ``3 sqrt(total)``) more than the redraws cost. Poisson variates are drawn by inversion of
+    16-bit uniforms through a table; the ~0.1% of prefixes whose interval contains a CDF value are refined
+    with a further double-precision uniform. The fill's cells are exactly uniform integers from 16-bit
+    pieces of random words (Lemire's multiply-shift with rejection). Rows are produced in chunks of about
+    2^20 cells, so the scratch memory stays small.
 
     Parameters
     ----------
@@ -155,6 +158,7 @@ def multinomial_counts(rng: np.random.Generator, rows: int, k: int, total: int) 
     """
     if rows < 0 or k < 1 or total < 0:
         raise ConfigError("need rows >= 0, k >= 1 and total >= 0", path="rows")
+    pf.resampling.settle_allocator()  # chunks of about a MiB each: keep them off fresh pages
     step = max(1, _CHUNK_CELLS // k)
     if rows <= step:  # one chunk: no copy into a fresh array (the copy cost a third of the call)
         return _multinomial_chunk(rng, rows, k, total)
@@ -177,26 +181,21 @@ def _multinomial_chunk(rng: np.random.Generator, rows: int, k: int, total: int) 
         counts, sums = _poisson_block(rng, rows, k, lam)
         filled = sums.astype(np.int64)
         over = np.flatnonzero(filled > total)
-        while over.size:  # redraw over-full rows (rejection: the accepted law given T is unchanged)
-            counts[over], sums = _poisson_block(rng, over.size, k, lam)
-            filled[over] = sums.astype(np.int64)
-            over = over[filled[over] > total]
+        while over.size:
+            # Replace over-full rows (rejection: the accepted law given T is unchanged). About 16% of
+            # candidates are over-full too, so a quarter more are drawn at once: in order, each over-full row
+            # takes the next candidate that is not, and any still left over draw again.
+            candidates, candidate_sums = _poisson_block(rng, over.size + over.size // 4 + 4, k, lam)
+            accepted = np.flatnonzero(candidate_sums <= total)[: over.size]
+            replaced = over[: accepted.size]
+            counts[replaced] = candidates[accepted]
+            filled[replaced] = candidate_sums[accepted].astype(np.int64)
+            over = over[accepted.size :]
     _fill_uniform(rng, counts, total - filled)
     return counts
 
 
 def _fill_uniform(rng: np.random.Generator, counts: npt.NDArray[np.float64], missing: npt.NDArray[np.int64]) -> None:
     """Add ``missing[r]`` uniform draws over the k cells of row r, in place."""
-    extra = int(missing.sum())
-    if not extra:
-        return
-    from privframe_std.samplers import _jit
-
-    k = counts.shape[1]
-    # 16-bit draws are about 1.6x faster than 32-bit ones while numpy's rejection step rarely fires (k small).
-    dtype = np.uint16 if k <= _SMALL_RANGE else np.int32
-    _jit.add_uniform_counts(counts, missing, rng.integers(0, k, size=extra, dtype=dtype))
-
-
-_SMALL_RANGE = 4096
-"""Ranges up to this size draw uint16 (a 16-bit draw is redrawn with probability below k / 2^16)."""
+    if missing.any():
+        add_uniform(rng, counts, missing)
