@@ -608,3 +608,30 @@ def test_too_few_records(name: str) -> None:
     sampler = pf.registry.create("sampler", name, {"m": 2, "B": 10})
     with pytest.raises(pf.DataError):
         pf.resampling.draw(sampler, 2, np.random.default_rng(0))
+
+
+def test_scratch_is_clean_after_a_failed_draw(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The loops' scratch arrays are kept per thread between calls; a draw that fails after a row was half
+    # marked (here: the second batch of words cannot be drawn) must not leave marks for the next call.
+    calls = {"n": 0}
+    real = _kernels.random_words
+
+    def failing(rng: np.random.Generator, count: int) -> np.ndarray:
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise MemoryError("no words")
+        return real(rng, 3)  # too few: the loop stops mid-row and asks again
+
+    k = np.array([50, 50], dtype=np.int64)
+    monkeypatch.setattr(_kernels, "random_words", failing)
+    with pytest.raises(MemoryError):
+        _kernels.distinct_subsets(np.random.default_rng(0), k, np.zeros(2, bool), 0, 1000)
+    calls["n"] = 0
+    with pytest.raises(MemoryError):
+        _kernels.sorted_iid(np.random.default_rng(0), k, 0, 1000)
+    monkeypatch.undo()
+    assert not _kernels._bitmap("present", 1000).any()
+    assert not _kernels._bitmap("repeated", 1000).any()
+    assert not _kernels._scratch("extra", 1000, np.uint32).any()
+    fresh = _kernels.distinct_subsets(np.random.default_rng(0), k, np.zeros(2, bool), 0, 1000)
+    assert np.array_equal(np.diff(fresh.reshape(2, 50), axis=1) > 0, np.ones((2, 49), bool))

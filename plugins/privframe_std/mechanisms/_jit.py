@@ -52,22 +52,29 @@ def weighted_quantile_select(
                 top = value
             if i < size:
                 below += weights[r, i]
-        # Most pieces' exp(log-weight - top) is exactly 0.0 (below EXP_ZERO): skip the call there. The
-        # inversion finds the first piece whose running sum exceeds pick times the total.
+        # Most pieces' exp(log-weight - top) is exactly 0.0 (below EXP_ZERO): skip the call there, and keep
+        # the span [first, last] of pieces with mass. The inversion finds the first piece whose running sum
+        # exceeds pick times the total; pieces without mass add exactly 0.0 to it and are never that piece,
+        # so it runs over the span only (and falls back to the last piece as a scan of every piece would).
         mass = 0.0
+        first = -1
+        last = -1
         for i in range(pieces):
             shifted = mass_of[i] - top
             if shifted >= EXP_ZERO:
                 mass_of[i] = np.exp(shifted)
                 mass += mass_of[i]
+                if first < 0:
+                    first = i
+                last = i
             else:
                 mass_of[i] = 0.0
         threshold = pick[r] * mass
-        piece = 0
+        piece = pieces - 1
         running = 0.0
-        while piece < pieces - 1:
-            running += mass_of[piece]
+        for i in range(max(first, 0), min(last + 1, pieces - 1)):
+            running += mass_of[i]
             if running > threshold:
+                piece = i
                 break
-            piece += 1
         out[r] = edges[piece] + (edges[piece + 1] - edges[piece]) * within[r]
