@@ -194,6 +194,8 @@ def sorted_iid_rows(
             bitmap[slot] = 0
             base = start + (slot << 6)
             repeats = repeated[slot]
+            # The same unrolled write as in emit_bits, written out: a shared compiled helper measured 4-14%
+            # slower in both loops (numba does not inline it as well as the code in place).
             if repeats == 0 and at + 8 <= end:
                 count = np.int64(popcount(bits))
                 for i in range(8):
