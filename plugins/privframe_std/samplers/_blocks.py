@@ -118,7 +118,7 @@ def _block_values(
     single = len(blocks) == 1 and round_ == 0
     rng = np.random.default_rng(seed) if single else block_stream(seed, block, round_)
     if replace:
-        return _iid_sorted(rng, counts, start, stop)
+        return sorted_iid(rng, counts, start, stop)
     return _subsets(rng, counts, start, stop), None
 
 
@@ -166,7 +166,7 @@ def _rows(
         stream = rng if round_ == 0 else block_stream(seed_sequence_of(rng), 0, round_)
         counts = np.full(rows, m, dtype=np.int64)
         if replace:
-            values, most = _iid_sorted(stream, counts, 0, n)
+            values, most = sorted_iid(stream, counts, 0, n)
             return cast(pf.IndexMatrix, values.reshape(rows, m)), most
         return cast(pf.IndexMatrix, _subsets(stream, counts, 0, n).reshape(rows, m)), None
     seed = seed_sequence_of(rng)
@@ -183,14 +183,6 @@ def _rows(
             first, count = int(columns[r, j]), int(allocation[r, j])
             out[r, first : first + count] = values[offsets[r] : offsets[r] + count]
     return out, most_all
-
-
-def _iid_sorted(rng: np.random.Generator, counts: IntArray, start: int, stop: int) -> tuple[IntArray, IntArray]:
-    """Row r: ``counts[r]`` i.i.d. uniform values of ``range(start, stop)``, sorted; rows concatenated (intp).
-
-    Also returns each row's largest multiplicity.
-    """
-    return sorted_iid(rng, counts, start, stop)
 
 
 def _subsets(rng: np.random.Generator, counts: IntArray, start: int, stop: int) -> IntArray:
