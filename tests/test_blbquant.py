@@ -10,6 +10,8 @@ import pytest
 from scipy import stats
 
 import privframe as pf
+from privframe_std.mechanisms import _jit as compiled_selection
+from privframe_std.mechanisms._jit import NEGLIGIBLE
 from privframe_std.mechanisms.exponential import quantile_log_weights, weighted_quantile_log_weights
 from privframe_std.methods.blbquant import blb_blocks, blb_replicates
 from privframe_std.methods.blbquant import method as blbquant_module
@@ -211,7 +213,8 @@ def test_method_draws_one_threshold_per_search(monkeypatch: pytest.MonkeyPatch, 
 def test_noisy_median_rule_is_above_threshold_on_a_count() -> None:
     """``c_(floor(s/2 + Z_g + Z_l)) > t`` holds exactly when ``M + 1 - Z_l <= s/2 + Z_g``, M = #{c_j <= t}.
 
-    Checked on random coverages and noise values, including indices below 1 and above s.
+    Checked on random coverages and noise values, including indices below 1 and above s: the search (which
+    counts) against the paper's rule on sorted coverages, and against the count inequality.
     """
     rng = np.random.default_rng(8)
     for _ in range(300):
@@ -220,6 +223,9 @@ def test_noisy_median_rule_is_above_threshold_on_a_count() -> None:
         t = float(rng.choice([0.5, 0.9, cov[0, 0]]))
         z_g, z_l = rng.laplace(0, 3), rng.laplace(0, 6)
         chosen = above_threshold(cov, t, 1.0, CountingNoise(z_g, z_l))
+        position = math.floor(min(max(s / 2 + z_g + z_l, -1.0), s + 1.0))
+        median = 0.0 if position < 1 else 1.0 if position > s else float(np.sort(cov[0])[position - 1])
+        assert (chosen == 0) == (median > t)
         m = int(block_count(cov, t)[0])
         assert (chosen == 0) == (m + 1 - z_l <= s / 2 + z_g)
 
@@ -299,22 +305,53 @@ def test_weighted_exponential_pieces_match_the_exponential_mechanism() -> None:
 
 
 def _select_weighted_reference(
-    v: np.ndarray, weights: np.ndarray, q: float, epsilon: float, rng: np.random.Generator
+    v: np.ndarray, weights: np.ndarray, q: float, epsilon: float, rng: np.random.Generator, cut: float = -np.inf
 ) -> np.ndarray:
-    """The weighted selection in plain numpy: pieces, exp(log-weight - max), inversion of the running sum."""
+    """The weighted selection in plain numpy: pieces, exp(log-weight - max) (0 below ``cut``), inversion of
+    the running sum."""
     edges, log_weight = weighted_quantile_log_weights(v, np.cumsum(weights, axis=1), q, epsilon, *BOUNDS)
-    mass = np.cumsum(np.exp(log_weight - log_weight.max(axis=1, keepdims=True)), axis=1)
+    shifted = log_weight - log_weight.max(axis=1, keepdims=True)
+    mass = np.cumsum(np.where(shifted >= cut, np.exp(shifted), 0.0), axis=1)
     pick = rng.random(weights.shape[0]) * mass[:, -1]
     piece = np.minimum(np.count_nonzero(mass <= pick[:, np.newaxis], axis=1), v.size)
     lengths = np.diff(edges)
     return edges[piece] + lengths[piece] * rng.random(weights.shape[0])
 
 
-@pytest.mark.parametrize(("q", "epsilon", "total"), [(0.5, 0.5, 20_000), (0.9, 4.0, 500), (0.5, 1e-3, 100)])
+def test_compiled_selection_keeps_every_piece_above_the_cut() -> None:
+    """Uniforms within e^-30 of 0 and 1 land in pieces of relative weight down to about e^-59: the compiled
+    loop's window must hold every piece above the cut (a window cut at -20 instead of -60 fails here)."""
+    rng = np.random.default_rng(12)
+    v = np.sort(rng.normal(0.0, 1.0, 60))
+    weights = rng.multinomial(600, np.full(v.size, 1 / v.size), size=400).astype(np.float64)
+    tails = np.array([1e-30, 1e-25, 1e-20, 1e-15, 1e-10, 0.5, 1 - 1e-10, 1 - 1e-13, 1 - 2.0**-53])
+    pick = np.resize(tails, 400)
+    within = np.full(400, 0.5)
+    epsilon, q = 1.0, 0.5
+    edges = np.concatenate([[BOUNDS[0]], np.clip(v, *BOUNDS), [BOUNDS[1]]])
+    got = np.empty(400)
+    with np.errstate(divide="ignore"):
+        log_lengths = np.log(np.diff(edges))
+    compiled_selection.weighted_quantile_select(
+        edges, log_lengths, weights, weights.sum(axis=1), q, epsilon / 2, pick, within, got
+    )
+    _, log_weight = weighted_quantile_log_weights(v, np.cumsum(weights, axis=1), q, epsilon, *BOUNDS)
+    shifted = log_weight - log_weight.max(axis=1, keepdims=True)
+    mass = np.cumsum(np.where(shifted >= NEGLIGIBLE, np.exp(shifted), 0.0), axis=1)
+    piece = np.minimum(np.count_nonzero(mass <= (pick * mass[:, -1])[:, np.newaxis], axis=1), v.size)
+    np.testing.assert_array_equal(got, edges[piece] + np.diff(edges)[piece] * within)
+    assert np.min(shifted[np.arange(400), piece]) < -40  # the tails did reach far-away pieces
+
+
+@pytest.mark.parametrize(
+    ("q", "epsilon", "total"),
+    [(0.5, 0.5, 20_000), (0.9, 4.0, 500), (0.5, 1e-3, 100), (0.02, 2.0, 5000), (0.999, 0.05, 300)],
+)
 def test_compiled_weighted_selection_matches_numpy_reference(q: float, epsilon: float, total: int) -> None:
     """The compiled selection against the numpy reference on the same uniforms: the same point in every
-    resample, bit for bit (the same operations in the same order). Ties in values (zero-length pieces) and
-    values outside the bounds are included."""
+    resample, bit for bit (the same operations in the same order), both with the reference cutting the same
+    negligible pieces and with every piece's exp (the cut pieces weigh under 2^-55 of the total, so no uniform
+    here lands differently). Ties in values (zero-length pieces) and values outside the bounds are included."""
     rng = np.random.default_rng(11)
     v = np.sort(np.concatenate([rng.normal(0.0, 3.0, 95), [1.5, 1.5, 1.5, -9.0, 7.0]]))
     weights = rng.multinomial(total, np.full(v.size, 1 / v.size), size=3000).astype(np.float64)
@@ -322,8 +359,10 @@ def test_compiled_weighted_selection_matches_numpy_reference(q: float, epsilon: 
     statistic = pf.registry.create("statistic", "quantile", {"q": q})
     event = mechanism.plan_selection(statistic, pf.PureDP(epsilon), label="replicate")
     got = mechanism.select_weighted(statistic, v, weights, pf.Bounds(*BOUNDS), event, np.random.default_rng(5))
-    expected = _select_weighted_reference(v, weights, q, epsilon, np.random.default_rng(5))
-    np.testing.assert_array_equal(got, expected)
+    cut = _select_weighted_reference(v, weights, q, epsilon, np.random.default_rng(5), cut=NEGLIGIBLE)
+    np.testing.assert_array_equal(got, cut)
+    full = _select_weighted_reference(v, weights, q, epsilon, np.random.default_rng(5))
+    np.testing.assert_array_equal(got, full)
     assert np.all((got >= BOUNDS[0]) & (got <= BOUNDS[1]))
 
 

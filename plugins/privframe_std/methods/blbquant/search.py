@@ -92,13 +92,15 @@ def nested_coverages(histograms: FloatArray, sets: str) -> FloatArray:
         raise ConfigError("the grid needs an even number of bins", path="bins")
     half = bins // 2
     cumulative = np.concatenate([np.zeros((s, 1)), np.cumsum(histograms, axis=1)], axis=1)  # (s, bins + 1)
-    k = np.arange(1, half + 1)
+    # Columns half + k and half - k for k = 1..half, as slices (the second one reversed).
+    upper_edges = cumulative[:, half + 1 :]
+    lower_edges = cumulative[:, half - 1 :: -1]
     if sets == "symmetric":
-        cov = cumulative[:, half + k] - cumulative[:, half - k]
+        cov = upper_edges - lower_edges
     elif sets == "upper":
-        cov = cumulative[:, half + k]
+        cov = upper_edges
     elif sets == "lower":
-        cov = cumulative[:, [bins]] - cumulative[:, half - k]
+        cov = cumulative[:, [bins]] - lower_edges
     else:
         raise ConfigError("must be 'symmetric', 'upper' or 'lower'", path="sets")
     result: FloatArray = np.ascontiguousarray(cov.T)
@@ -119,11 +121,10 @@ def above_threshold(coverages: FloatArray, threshold: float, epsilon: float, noi
     passes (the caller then reports the whole grid).
     """
     candidates, s = coverages.shape
-    ordered = np.sort(coverages, axis=1)
     z_g = float(np.asarray(noise.laplace(0.0, 2.0 / epsilon)))
     z_l = np.asarray(noise.laplace(0.0, 4.0 / epsilon, size=candidates), dtype=np.float64).reshape(candidates)
     position = np.floor(np.clip(s / 2 + z_g + z_l, -1.0, s + 1.0)).astype(np.int64)
-    inner = ordered[np.arange(candidates), np.clip(position, 1, s) - 1]
-    median = np.where(position < 1, 0.0, np.where(position > s, 1.0, inner))
-    passing = np.flatnonzero(median > threshold)
+    # The noisy median c_(position) (0 below index 1, 1 above s) exceeds the threshold exactly when fewer
+    # than ``position`` blocks have coverage at or below it: a count, no sort.
+    passing = np.flatnonzero(block_count(coverages, threshold) < position)
     return int(passing[0]) if passing.size else None
