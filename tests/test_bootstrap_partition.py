@@ -14,7 +14,9 @@ import pytest
 from scipy import stats
 
 import privframe as pf
-from privframe_std.samplers import multinomial_counts
+from privframe_std.samplers import _jit, _kernels, multinomial_counts
+from privframe_std.samplers import bootstrap as bootstrap_module
+from privframe_std.samplers._kernels import fast_stream
 from privframe_std.samplers.bootstrap import _poisson_block
 
 
@@ -140,7 +142,8 @@ def test_poisson_table_inversion_is_exact() -> None:
     cell boundaries would shift ~60 cells by 25 counts each and is well within reach of this test.
     """
     lam = 27.6
-    counts, sums = _poisson_block(np.random.default_rng(5), 1600, 1000, lam)
+    rng = np.random.default_rng(5)
+    counts, sums = _poisson_block(rng, fast_stream(rng), 1600, 1000, lam)
     assert np.array_equal(sums, counts.sum(axis=1))  # the compiled lookup's row sums, refined draws included
     draws = counts.ravel()
     top = int(draws.max())
@@ -185,31 +188,50 @@ def test_multinomial_counts_have_the_multinomial_law(k: int, total: int) -> None
     assert stats.chisquare(obs, exp).pvalue > 0.001
 
 
-@pytest.mark.parametrize(("k", "bits"), [(100, 16), (3, 16), (4096, 16), (5000, 32)])
-def test_uniform_fill_kernel_matches_a_python_oracle(k: int, bits: int) -> None:
-    # The compiled fill against Python integers: a word gives 64 / bits pieces x, lowest first; x gives the
-    # cell (x * k) >> bits unless (x * k) mod 2^bits < 2^bits mod k; a row starts on a fresh word. Words come
-    # in ragged pieces (the loop resumes mid-row), some pieces are zero (rejected), one row needs nothing.
-    from privframe_std.samplers import _jit, _kernels
+def _numpy_sfc64(seed: np.ndarray) -> np.random.SFC64:
+    """numpy's SFC64 seeded as ``fast_stream`` seeds: state (a, b, c) = the words, counter 1, 12 words out."""
+    generator = np.random.SFC64()
+    generator.state = {
+        "bit_generator": "SFC64",
+        "state": {"state": np.array([*seed, 1], dtype=np.uint64)},
+        "has_uint32": 0,
+        "uinteger": 0,
+    }
+    generator.random_raw(12)
+    return generator
 
+
+def test_fast_stream_is_numpy_sfc64() -> None:
+    """The compiled SFC64 yields numpy's SFC64 words, and the stream seeds from three words of the Generator."""
+    seed = np.random.default_rng(3).integers(0, 2**64 - 1, size=3, dtype=np.uint64, endpoint=True)
+    state = fast_stream(np.random.default_rng(3))
+    reference = _numpy_sfc64(seed)
+    words = np.empty(1000, dtype=np.uint64)
+    _jit.sfc64_words(state, words)
+    np.testing.assert_array_equal(words, reference.random_raw(1000))
+    _jit.sfc64_words(state, words[:7])  # the state advanced in place: the stream goes on
+    np.testing.assert_array_equal(words[:7], reference.random_raw(7))
+
+
+@pytest.mark.parametrize(("k", "bits"), [(100, 16), (3, 16), (4096, 16), (40_000, 16), (5000, 32)])
+def test_uniform_fill_kernel_matches_a_python_oracle(k: int, bits: int) -> None:
+    # The compiled fill against Python integers on numpy's SFC64 words: a word gives 64 / bits pieces x,
+    # lowest first; x gives the cell (x * k) >> bits unless (x * k) mod 2^bits < 2^bits mod k (k = 40 000
+    # rejects 39% of 16-bit pieces); a row starts on a fresh word; one row needs nothing.
     rng = np.random.default_rng(k)
+    seed = rng.integers(0, 2**64 - 1, size=3, dtype=np.uint64, endpoint=True)
     missing = rng.integers(0, 40, size=12)
     missing[3] = 0
     counts = np.zeros((12, k))
-    words = rng.integers(0, 2**64 - 1, size=int(missing.sum()) + 40, dtype=np.uint64, endpoint=True)
-    words[::5] &= np.uint64(0xFFFFFFFF0000FFFF if bits == 16 else 0xFFFFFFFF00000000)
-    progress = np.zeros(2, dtype=np.int64)
-    threshold = _kernels.lemire_threshold(k, bits)
-    for piece in np.array_split(words, 6):
-        if progress[0] < 12:
-            _jit.add_uniform_words(counts, missing, piece, bits, threshold, progress)
-    assert progress[0] == 12
+    state = np.empty(4, dtype=np.uint64)
+    _jit.sfc64_seed(seed, state)
+    _jit.add_uniform_stream(state, counts, missing, bits, _kernels.lemire_threshold(k, bits))
     expected = np.zeros((12, k))
-    stream = iter(words.tolist())
+    reference = _numpy_sfc64(seed)
     for r in range(12):
         added = 0
         while added < missing[r]:
-            word = next(stream)
+            word = int(reference.random_raw())
             for q in range(64 // bits):
                 x = (word >> (q * bits)) & ((1 << bits) - 1)
                 if added == missing[r]:
@@ -218,6 +240,24 @@ def test_uniform_fill_kernel_matches_a_python_oracle(k: int, bits: int) -> None:
                     expected[r, x * k >> bits] += 1
                     added += 1
     assert np.array_equal(counts, expected)
+    after = np.empty(1, dtype=np.uint64)
+    _jit.sfc64_words(state, after)
+    assert int(after[0]) == int(reference.random_raw())  # the loop used exactly the oracle's words
+
+
+def test_poisson_refinements_past_the_lists_are_found_by_the_scan(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With lists of 16 cells (far fewer than the ~0.1% of 10^6 cells that need refining) the counts are
+    the same as with lists that hold them all."""
+    lam = 27.6
+    rng = np.random.default_rng(9)
+    listed, listed_sums = _poisson_block(rng, fast_stream(rng), 1000, 1000, lam)
+    monkeypatch.setattr(bootstrap_module, "_AMBIGUOUS_SHARE", 10**9)
+    rng = np.random.default_rng(9)
+    scanned, scanned_sums = _poisson_block(rng, fast_stream(rng), 1000, 1000, lam)
+    np.testing.assert_array_equal(listed, scanned)
+    np.testing.assert_array_equal(listed_sums, scanned_sums)
+    assert np.all(scanned >= 0)
+    assert np.array_equal(scanned_sums, scanned.sum(axis=1))
 
 
 def test_multinomial_counts_moments_at_blb_scale() -> None:

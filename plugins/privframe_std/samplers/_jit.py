@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numba
 import numpy as np
 from numba.core import types
 from numba.cpython.unsafe import numbers
@@ -230,32 +231,61 @@ def sorted_iid_rows(
     return used
 
 
+# SFC64 (Chris Doty-Humphrey's Small Fast Chaotic generator), word for word as numpy's ``SFC64`` computes it.
+# The state is (a, b, c, counter); a word is ``a + b + counter``. The loops below keep it in registers.
+SHIFT_A = np.uint64(11)
+SHIFT_B = np.uint64(3)
+ROTATE_C = np.uint64(24)
+ROTATE_C_BACK = np.uint64(40)
+SEED_ROUNDS = 12
+LOW16 = np.uint64(0xFFFF)
+SIXTEEN = np.uint64(16)
+
+
+@numba.njit(inline="always")
+def sfc64_next(a: Any, b: Any, c: Any, counter: Any) -> Any:
+    """One SFC64 step: ``(word, a, b, c, counter)`` after it (numpy's ``sfc64_next``)."""
+    word = a + b + counter
+    return word, b ^ (b >> SHIFT_A), c + (c << SHIFT_B), ((c << ROTATE_C) | (c >> ROTATE_C_BACK)) + word, counter + ONE
+
+
 @compiled
-def add_uniform_words(counts: Any, missing: Any, words: Any, bits: int, threshold: int, progress: Any) -> int:
+def sfc64_seed(seed: Any, state: Any) -> None:
+    """``state`` = SFC64 seeded with the three words of ``seed`` as numpy's ``sfc64_set_seed`` does: (a, b, c)
+    = seed, counter 1, then twelve words discarded."""
+    a, b, c, counter = seed[0], seed[1], seed[2], ONE
+    for _ in range(SEED_ROUNDS):
+        _, a, b, c, counter = sfc64_next(a, b, c, counter)
+    state[0], state[1], state[2], state[3] = a, b, c, counter
+
+
+@compiled
+def sfc64_words(state: Any, out: Any) -> None:
+    """The stream's next ``out.size`` words into ``out``, advancing ``state``."""
+    a, b, c, counter = state[0], state[1], state[2], state[3]
+    for i in range(out.shape[0]):
+        out[i], a, b, c, counter = sfc64_next(a, b, c, counter)
+    state[0], state[1], state[2], state[3] = a, b, c, counter
+
+
+@compiled
+def add_uniform_stream(state: Any, counts: Any, missing: Any, bits: int, threshold: int) -> None:
     """Row r of ``counts`` (k columns) gains one count in each of ``missing[r]`` uniform cells of ``range(k)``.
 
-    The cells come from ``bits``-bit pieces of ``words`` (lowest first) by Lemire's multiply-shift with
-    rejection (``threshold = 2^bits mod k``), a row starting on a fresh word; ``progress`` holds (row,
-    cells added in it) for resuming when the words run out. Returns the number of words used.
+    The cells come from ``bits``-bit pieces of the SFC64 words of ``state`` (lowest first) by Lemire's
+    multiply-shift with rejection (``threshold = 2^bits mod k``), a row starting on a fresh word.
     """
+    a, b, c, counter = state[0], state[1], state[2], state[3]
     scale = np.uint64(counts.shape[1])
     limit = np.uint64(threshold)
     width = np.uint64(bits)
     mask = (ONE << width) - ONE
     per_word = 64 // bits
-    used = 0
-    available = words.shape[0]
-    row = progress[0]
-    added = progress[1]
-    while row < counts.shape[0]:
+    for row in range(counts.shape[0]):
         need = missing[row]
+        added = 0
         while added < need:
-            if used == available:
-                progress[0] = row
-                progress[1] = added
-                return used
-            word = words[used]
-            used += 1
+            word, a, b, c, counter = sfc64_next(a, b, c, counter)
             for _ in range(per_word):
                 if added == need:
                     break
@@ -264,28 +294,39 @@ def add_uniform_words(counts: Any, missing: Any, words: Any, bits: int, threshol
                 if (product & mask) >= limit:
                     counts[row, np.int64(product >> width)] += 1.0
                     added += 1
-        row += 1
-        added = 0
-    progress[0] = row
-    progress[1] = 0
-    return used
+    state[0], state[1], state[2], state[3] = a, b, c, counter
 
 
 @compiled
-def table_counts(prefix: Any, table: Any, counts: Any, sums: Any, ambiguous: Any) -> int:
-    """``counts[r, i] = table[prefix[r k + i]]`` with row sums in ``sums``; entries where the table holds NaN
-    are left NaN, out of the sums, and their flat positions listed in ``ambiguous``. Returns how many."""
+def table_counts(state: Any, table: Any, counts: Any, sums: Any, ambiguous: Any, prefixes: Any) -> int:
+    """``counts[r, i] = table[p]`` for the cells' 16-bit pieces p of the SFC64 words of ``state`` (four a word,
+    lowest first, in row-major order), with row sums in ``sums``. Where the table holds NaN the cell gets
+    ``-(p + 1)``, stays out of the sums, and (while there is room) its flat position goes to ``ambiguous``
+    and p to ``prefixes``. Returns how many such cells there are, listed or not."""
+    a, b, c, counter = state[0], state[1], state[2], state[3]
     rows, k = counts.shape
     found = 0
+    word = np.uint64(0)
+    left = 0
     for r in range(rows):
         total = 0.0
         for i in range(k):
-            value = table[prefix[r * k + i]]
-            counts[r, i] = value
+            if left == 0:
+                word, a, b, c, counter = sfc64_next(a, b, c, counter)
+                left = 4
+            piece = word & LOW16
+            word >>= SIXTEEN
+            left -= 1
+            value = table[piece]
             if value == value:
+                counts[r, i] = value
                 total += value
             else:
-                ambiguous[found] = r * k + i
+                counts[r, i] = -1.0 - np.float64(piece)
+                if found < ambiguous.shape[0]:
+                    ambiguous[found] = r * k + i
+                    prefixes[found] = piece
                 found += 1
         sums[r] = total
+    state[0], state[1], state[2], state[3] = a, b, c, counter
     return found

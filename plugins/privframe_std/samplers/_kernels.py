@@ -22,6 +22,7 @@ from privframe.errors import ConfigError
 __all__ = [
     "add_uniform",
     "distinct_subsets",
+    "fast_stream",
     "lemire_threshold",
     "random_words",
     "sorted_iid",
@@ -164,15 +165,25 @@ SMALL_RANGE = 4096
 below ``size / 2^16``, 6% at most); larger ranges from 32-bit halves."""
 
 
-def add_uniform(rng: np.random.Generator, counts: npt.NDArray[np.float64], missing: IntArray) -> None:
-    """Add ``missing[r]`` i.i.d. uniform draws over the k cells of row r of ``counts`` (one count each), in place."""
+def fast_stream(rng: np.random.Generator) -> npt.NDArray[np.uint64]:
+    """The state of an SFC64 stream seeded with three words of ``rng``, for the compiled loops to advance.
+
+    numpy's ``SFC64`` seeded the same way (its state set to the three words and counter 1, twelve words
+    discarded) yields the same words. The loops compute them inline: drawing the words through numpy cost
+    more than using them.
+    """
+    from privframe_std.samplers import _jit
+
+    state = np.empty(4, dtype=np.uint64)
+    _jit.sfc64_seed(random_words(rng, 3), state)
+    return state
+
+
+def add_uniform(stream: npt.NDArray[np.uint64], counts: npt.NDArray[np.float64], missing: IntArray) -> None:
+    """Add ``missing[r]`` i.i.d. uniform draws over the k cells of row r of ``counts`` (one count each), in
+    place, from the words of ``stream`` (see :func:`fast_stream`)."""
     from privframe_std.samplers import _jit
 
     k = counts.shape[1]
     bits = 16 if k <= SMALL_RANGE else 32
-    threshold = lemire_threshold(k, bits)
-    missing64 = missing.astype(np.int64, copy=False)
-    progress = np.zeros(2, dtype=np.int64)
-    while progress[0] < missing64.size:
-        words = random_words(rng, words_for_iid(missing64[progress[0] :], k, bits))
-        _jit.add_uniform_words(counts, missing64, words, bits, threshold, progress)
+    _jit.add_uniform_stream(stream, counts, missing.astype(np.int64, copy=False), bits, lemire_threshold(k, bits))

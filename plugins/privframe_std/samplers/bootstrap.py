@@ -25,7 +25,7 @@ from scipy import stats
 import privframe as pf
 from privframe.errors import ConfigError, DataError
 from privframe_std.samplers._blocks import uniform_rows
-from privframe_std.samplers._kernels import add_uniform
+from privframe_std.samplers._kernels import add_uniform, fast_stream
 
 __all__ = ["Bootstrap", "multinomial_counts"]
 
@@ -79,6 +79,8 @@ class Bootstrap:
 
 _PREFIX_BITS = 16
 _PREFIXES = 1 << _PREFIX_BITS
+_AMBIGUOUS_SHARE = 64
+"""The refinement lists hold one cell in this many (about 0.1% need one); more are found by a scan."""
 _SLACK_SD = 1.0
 """The Poisson stage aims ``_SLACK_SD`` standard deviations below the total (see ``multinomial_counts``)."""
 
@@ -103,24 +105,29 @@ def _poisson_table(lam: float) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.
 
 
 def _poisson_block(
-    rng: np.random.Generator, rows: int, k: int, lam: float
+    rng: np.random.Generator, stream: npt.NDArray[np.uint64], rows: int, k: int, lam: float
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
     """``(rows, k)`` i.i.d. Poisson(lam) counts by exact inversion of uniforms (table plus rare refinement),
-    and their row sums."""
+    and their row sums. The uniforms' first 16 bits come from ``stream``, the rare refinements' further bits
+    from ``rng``."""
     from privframe_std.samplers import _jit
 
     table, cdf = _poisson_table(lam)
     size = rows * k
-    raw = rng.bit_generator.random_raw((size + 3) // 4)
-    prefix = np.asarray(raw).view(np.uint16)[:size]
     counts = np.empty((rows, k), dtype=np.float64)
     sums = np.empty(rows, dtype=np.float64)
-    ambiguous = np.empty(size, dtype=np.int64)
-    found = _jit.table_counts(prefix, table, counts, sums, ambiguous)
+    room = size // _AMBIGUOUS_SHARE + 16
+    ambiguous = np.empty(room, dtype=np.int64)
+    prefixes = np.empty(room, dtype=np.uint64)
+    found = _jit.table_counts(stream, table, counts, sums, ambiguous, prefixes)
     if found:
-        at = ambiguous[:found]
+        if found <= room:
+            at, prefix = ambiguous[:found], prefixes[:found]
+        else:  # more than the lists hold: the cells are marked -(prefix + 1)
+            at = np.flatnonzero(counts.reshape(-1) < 0.0)
+            prefix = (-1.0 - counts.reshape(-1)[at]).astype(np.uint64)
         # Given its top 16 bits j, the uniform is (j + v) / 2^16 with v ~ U[0, 1) independent.
-        u = (prefix[at] + rng.random(found)) / _PREFIXES
+        u = (prefix + rng.random(found)) / _PREFIXES
         resolved = np.searchsorted(cdf, u, side="right").astype(np.float64)
         counts.reshape(-1)[at] = resolved
         np.add.at(sums, at // k, resolved)
@@ -141,8 +148,10 @@ def multinomial_counts(rng: np.random.Generator, rows: int, k: int, total: int) 
     instead of ``3 sqrt(total)``) more than the redraws cost. Poisson variates are drawn by inversion of
     16-bit uniforms through a table; the ~0.1% of prefixes whose interval contains a CDF value are refined
     with a further double-precision uniform. The fill's cells are exactly uniform integers from 16-bit
-    pieces of random words (Lemire's multiply-shift with rejection). Rows are produced in chunks of about
-    2^20 cells, so the scratch memory stays small.
+    pieces of random words (Lemire's multiply-shift with rejection). The table's 16-bit pieces and the
+    fill's words come from an SFC64 stream seeded with three words of ``rng`` and computed inside the
+    compiled loops (numpy's SFC64 gives the same words); the refinements' uniforms come from ``rng``.
+    Rows are produced in chunks of about 2^20 cells, so the scratch memory stays small.
 
     Parameters
     ----------
@@ -159,43 +168,42 @@ def multinomial_counts(rng: np.random.Generator, rows: int, k: int, total: int) 
     if rows < 0 or k < 1 or total < 0:
         raise ConfigError("need rows >= 0, k >= 1 and total >= 0", path="rows")
     pf.resampling.settle_allocator()  # chunks of about a MiB each: keep them off fresh pages
+    stream = fast_stream(rng)
     step = max(1, _CHUNK_CELLS // k)
     if rows <= step:  # one chunk: no copy into a fresh array (the copy cost a third of the call)
-        return _multinomial_chunk(rng, rows, k, total)
+        return _multinomial_chunk(rng, stream, rows, k, total)
     out = np.empty((rows, k), dtype=np.float64)
     for start in range(0, rows, step):
         stop = min(rows, start + step)
-        out[start:stop] = _multinomial_chunk(rng, stop - start, k, total)
+        out[start:stop] = _multinomial_chunk(rng, stream, stop - start, k, total)
     return out
 
 
 _CHUNK_CELLS = 2**20
 
 
-def _multinomial_chunk(rng: np.random.Generator, rows: int, k: int, total: int) -> npt.NDArray[np.float64]:
+def _multinomial_chunk(
+    rng: np.random.Generator, stream: npt.NDArray[np.uint64], rows: int, k: int, total: int
+) -> npt.NDArray[np.float64]:
     lam = (total - _SLACK_SD * math.sqrt(total)) / k
     if lam < 1.0:
         counts = np.zeros((rows, k), dtype=np.float64)
         filled = np.zeros(rows, dtype=np.int64)
     else:
-        counts, sums = _poisson_block(rng, rows, k, lam)
+        counts, sums = _poisson_block(rng, stream, rows, k, lam)
         filled = sums.astype(np.int64)
         over = np.flatnonzero(filled > total)
         while over.size:
             # Replace over-full rows (rejection: the accepted law given T is unchanged). About 16% of
             # candidates are over-full too, so a quarter more are drawn at once: in order, each over-full row
             # takes the next candidate that is not, and any still left over draw again.
-            candidates, candidate_sums = _poisson_block(rng, over.size + over.size // 4 + 4, k, lam)
+            candidates, candidate_sums = _poisson_block(rng, stream, over.size + over.size // 4 + 4, k, lam)
             accepted = np.flatnonzero(candidate_sums <= total)[: over.size]
             replaced = over[: accepted.size]
             counts[replaced] = candidates[accepted]
             filled[replaced] = candidate_sums[accepted].astype(np.int64)
             over = over[accepted.size :]
-    _fill_uniform(rng, counts, total - filled)
-    return counts
-
-
-def _fill_uniform(rng: np.random.Generator, counts: npt.NDArray[np.float64], missing: npt.NDArray[np.int64]) -> None:
-    """Add ``missing[r]`` uniform draws over the k cells of row r, in place."""
+    missing = total - filled
     if missing.any():
-        add_uniform(rng, counts, missing)
+        add_uniform(stream, counts, missing)
+    return counts
