@@ -49,7 +49,9 @@ def blb_blocks(n: int, eps_cdf: float) -> int:
 
 COST_PER_RECORD = {"mean": 3.6e-9, "quantile": 6.6e-9}
 """Seconds per record of a block per replicate (its weight and the estimator's pass over it), measured on a
-2-core machine (``min_block=0``, uniform data; n = 20 000 at eps = 1 and n = 50 000 at eps = 8)."""
+2-core machine (``min_block=0``, uniform data; n = 20 000 at eps = 1 and n = 50 000 at eps = 8) before the
+selection window and the compiled weight stream, which made every case as fast or faster: the rule errs
+long (``docs/methods/blbquant.md``, Cost)."""
 
 COST_PER_REPLICATE = {"mean": 4.1e-6, "quantile": 1.0e-6}
 """Seconds per replicate besides its records: the simulated estimator noise (the mean's exact Laplace
