@@ -3,7 +3,8 @@
 The loops take their randomness as 64-bit words drawn by numpy's ``Generator`` and turn each 32-bit half into
 a value of ``range(size)`` by Lemire's multiply-shift with rejection, which is exactly uniform. A row's values
 are kept in a bitmap of the data block, one bit per value; writing the row sorted is a scan of the bitmap's
-set bits, so no comparison sort is needed.
+set bits, so no comparison sort is needed. The multinomial-count loops (BLBQuant's weights) need several
+words per count vector, and step an SFC64 stream seeded from the ``Generator`` themselves instead.
 """
 
 from __future__ import annotations

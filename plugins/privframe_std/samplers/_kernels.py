@@ -1,9 +1,11 @@
 """Sorted rows of uniform values of a data block: typed entry points to the compiled loops of ``_jit``.
 
-The loops draw nothing themselves: they take 64-bit words drawn by numpy's ``Generator`` (full-range
+The row loops draw nothing themselves: they take 64-bit words drawn by numpy's ``Generator`` (full-range
 ``integers``, so any bit generator works) and turn each 32-bit half into an exactly uniform value. How many
-words a call takes is a function of the counts only, so a seed defines the rows. ``_jit`` (and numba) load on
-the first call and compiled code is cached on disk, so ``import privframe`` never loads numba.
+words a call takes is a function of the counts only, so a seed defines the rows. The uniform fill of
+multinomial counts steps an SFC64 stream seeded with three of the Generator's words (:func:`fast_stream`).
+``_jit`` (and numba) load on the first call and compiled code is cached on disk, so ``import privframe``
+never loads numba.
 """
 
 from __future__ import annotations
