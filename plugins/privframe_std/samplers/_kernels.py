@@ -66,18 +66,13 @@ def words_for_subsets(k: IntArray, size: int) -> int:
     return math.ceil(float(mean.sum()) / 2 + k.size / 2 + math.sqrt(float(variance.sum()))) + 1
 
 
-def words_for_iid(counts: IntArray, size: int, bits: int = 32) -> int:
-    """Words to draw for rows of ``counts`` values of ``range(size)`` taken from ``bits``-bit pieces of each
-    word: ``64 / bits`` values a word, rounded up per row, plus the expected rejections (probability
-    ``threshold / 2^bits`` each) and four standard deviations."""
-    per_word = 64 // bits
+def words_for_iid(counts: IntArray, size: int) -> int:
+    """Words to draw for rows of ``counts`` values of ``range(size)`` taken from the 32-bit halves of each
+    word: two values a word, rounded up per row, plus the expected rejections (probability
+    ``threshold / 2^32`` each) and four standard deviations."""
     total = int(counts.sum())
-    rejected = total * lemire_threshold(size, bits) / float(1 << bits)
-    return (
-        int(((counts + per_word - 1) // per_word).sum())
-        + math.ceil((rejected + 4 * math.sqrt(rejected)) / per_word)
-        + 1
-    )
+    rejected = total * lemire_threshold(size) / float(1 << 32)
+    return int(((counts + 1) // 2).sum()) + math.ceil((rejected + 4 * math.sqrt(rejected)) / 2) + 1
 
 
 _SCRATCH = threading.local()
