@@ -18,6 +18,7 @@ import privframe as pf
 from privframe.cli import main
 from privframe.registry import PluginRegistry
 from privframe_std.distributed.plan import check_multiplicity, draw_plan
+from privframe_std.samplers import _blocks
 from privframe_std.samplers._blocks import DATA_BLOCK, data_blocks
 
 da = pytest.importorskip("dask.array")
@@ -82,8 +83,9 @@ def test_dette_graw_on_dask_is_identical_to_in_memory(no_gather: None) -> None:
     assert _interval(da.from_array(x, chunks=700), 2, method="dette-graw", B=200) == expected
 
 
-def test_the_plan_draws_the_in_memory_rows_cut_at_the_data_blocks() -> None:
-    sampler = pf.registry.create("sampler", "wor", B=40, m=5_000)
+@pytest.mark.parametrize("name", ["wor", "wr"])
+def test_the_plan_draws_the_in_memory_rows_cut_at_the_data_blocks(name: str) -> None:
+    sampler = pf.registry.create("sampler", name, B=40, m=5_000)
     resamples = pf.resampling.draw(sampler, BIG, np.random.default_rng(1))
     plan = draw_plan(sampler, resamples)
     spans = data_blocks(BIG)
@@ -91,7 +93,7 @@ def test_the_plan_draws_the_in_memory_rows_cut_at_the_data_blocks() -> None:
         rows = resamples.block(i)
         for j, (start, stop) in enumerate(spans):
             index, lengths = plan.for_data_block(j).part(i, j)
-            inside = [row[(row >= start) & (row < stop)] for row in rows]
+            inside = [row[(row >= start) & (row < stop)] for row in rows]  # in the row's order
             assert np.array_equal(lengths, [len(part) for part in inside])
             assert np.array_equal(index, np.concatenate(inside))
 
@@ -165,12 +167,39 @@ def test_with_replacement_beyond_one_data_block_matches_in_memory(big: np.ndarra
         _interval(x, 1, sampler="wr", on_reject="redraw", B=32)
 
 
-def test_the_cap_is_checked_within_each_row_part_only() -> None:
-    lengths = np.array([3, 2])
-    check_multiplicity(np.array([0, 1, 5, 5, 6]), lengths, kappa=1)  # 5 ends one row and starts the next
-    with pytest.raises(pf.SamplerRejected, match=r"more than kappa\* = 1 times"):
-        check_multiplicity(np.array([0, 1, 1, 5, 6]), lengths, kappa=1)
-    check_multiplicity(np.array([0, 1, 1, 5, 6]), lengths, kappa=2)
+def test_the_cap_is_checked_on_the_multiplicity_of_each_row_part(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A worker checks the largest multiplicity of each row's part in its data block: counted as the part is
+    # drawn, it equals a count of the part's indices (0 for an empty part), and the check raises exactly
+    # when one exceeds kappa.
+    monkeypatch.setattr(_blocks, "DATA_BLOCK", 40)
+    n, m, rows = 100, 90, 8
+    seed = np.random.SeedSequence(5, spawn_key=(1,))
+    counts = _blocks.allocate(np.random.default_rng(seed), rows, n, m, True)
+    for j in range(len(_blocks.data_blocks(n))):
+        part, most = _blocks.draw_data_block_and_multiplicity(seed, j, counts[:, j], n, True)
+        pieces = np.split(part, np.cumsum(counts[:, j])[:-1])
+        assert most is not None
+        assert most.tolist() == [int(np.bincount(piece).max()) if piece.size else 0 for piece in pieces]
+    check_multiplicity(np.array([3, 0, 2]), kappa=3)
+    with pytest.raises(pf.SamplerRejected, match=r"more than kappa\* = 2 times"):
+        check_multiplicity(np.array([3, 0, 2]), kappa=2)
+
+
+def test_rows_in_no_block_order_are_cut_as_the_same_rows_in_block_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A decomposable statistic sums each row's part in each data block in the row's order: a row in no
+    # block order (a third-party sampler's) gives exactly what the same row stably put in block order gives
+    # (the order a worker holding each block sees), and the mean of the row.
+    from privframe_std.statistics import _decompose
+
+    monkeypatch.setattr(_blocks, "DATA_BLOCK", 7)
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=30)
+    index = rng.integers(0, 30, size=(6, 11))
+    in_block_order = np.take_along_axis(index, np.argsort(index // 7, axis=1, kind="stable"), axis=1)
+    statistic = pf.registry.create("statistic", "mean")
+    got = _decompose.decomposed_batch(statistic, x, index)
+    assert np.array_equal(got, _decompose.decomposed_batch(statistic, x, in_block_order))
+    assert np.allclose(got[:, 0], x[index].mean(axis=1), rtol=1e-14, atol=0)
 
 
 @attrs.frozen

@@ -17,7 +17,7 @@ import numpy.typing as npt
 
 import privframe as pf
 from privframe.errors import ConfigError, SamplerRejected
-from privframe_std.samplers._blocks import DATA_BLOCK, allocate, data_blocks, draw_data_block
+from privframe_std.samplers._blocks import DATA_BLOCK, allocate, data_blocks, draw_data_block_and_multiplicity
 from privframe_std.samplers.wor import WithoutReplacement
 from privframe_std.samplers.wr import MultiplicityConstrained
 
@@ -76,8 +76,8 @@ class DrawPlan:
         return DrawPlan(self.sampler, self.design, blocks)
 
     def part(self, i: int, j: int) -> tuple[IntArray, IntArray]:
-        """The indices of resample block i that fall in data block j (row by row, each row's sorted
-        ascending for 'wor') and how many each row has.
+        """The indices of resample block i that fall in data block j (row by row: each row's sorted
+        ascending for 'wor', in the order drawn for 'wr') and how many each row has.
 
         On a plan from :meth:`for_data_block` (j), the allocation's only column is j's.
         """
@@ -86,21 +86,18 @@ class DrawPlan:
             index = self.sampler.draw_block(design, np.random.default_rng(block.seed), block.rows)
             return index.reshape(-1), np.full(block.rows, design.m, dtype=np.int64)
         counts = block.counts[:, 0] if block.counts.shape[1] == 1 else block.counts[:, j]
-        part = draw_data_block(block.seed, j, counts, design.n, replace=design.replace)
-        if design.replace:
-            check_multiplicity(part, counts, design.kappa)
+        part, most = draw_data_block_and_multiplicity(block.seed, j, counts, design.n, replace=design.replace)
+        if most is not None:
+            check_multiplicity(most, design.kappa)
         return part, counts
 
 
-def check_multiplicity(index: IntArray, lengths: IntArray, kappa: int) -> None:
-    """``wr``'s cap, checked on one data block's part of every row: equal indices fall in the same data block,
-    so a row breaks the cap iff one of its parts does. Raises as the in-memory sampler does on the same draws.
+def check_multiplicity(most: IntArray, kappa: int) -> None:
+    """``wr``'s cap, checked on one data block's part of every row (``most``: each part's largest
+    multiplicity): equal indices fall in the same data block, so a row breaks the cap iff one of its parts
+    does. Raises as the in-memory sampler does on the same draws.
     """
-    if kappa >= int(lengths.max(initial=0)):
-        return
-    row = np.repeat(np.arange(lengths.shape[0]), lengths)
-    # Parts are sorted within a row: a value repeats more than kappa times iff it equals the one kappa on.
-    if bool(np.any((index[kappa:] == index[:-kappa]) & (row[kappa:] == row[:-kappa]))):
+    if bool(np.any(most > kappa)):
         raise SamplerRejected(
             f"a record appeared more than kappa* = {kappa} times in a resample (an event of "
             "probability <= rho that depends only on the indices); nothing was released. "

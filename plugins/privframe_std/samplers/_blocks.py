@@ -8,15 +8,15 @@ shorter). A block of resamples is drawn in two stages (``docs/algorithms.md``, s
    one colour per data block); with replacement they are multinomial with cell probabilities
    ``size_j / n``.
 2. *Within each data block* j, from a stream seeded by (resample block seed, j): for every row, its count of
-   indices in the block, uniform without replacement (a uniform subset of that size) or i.i.d. uniform
-   with replacement, each returned sorted.
+   indices in the block, uniform without replacement (a uniform subset of that size, sorted) or i.i.d.
+   uniform with replacement (in the order drawn, with each row's largest multiplicity in the block).
 
-Both stages are exact (see :func:`distinct_rows`), so a row is a uniform m-subset of ``range(n)`` (``wor``)
-or the sorted multiset of m i.i.d. uniform indices (``wr``). Because a data block's draws depend only on
-the seeds, the allocation and j, whoever holds rows ``[a, b)`` of the data can draw exactly the indices that
-fall there (:func:`draw_data_block`), and any grouping of data blocks gives the same rows. Rows come out
-sorted, so gathering through them streams through memory, and the sort the multiplicity check needs is
-already done.
+Both stages are exact (see :func:`distinct_rows`), so a row is a uniform m-subset of ``range(n)`` (``wor``,
+sorted) or m i.i.d. uniform indices (``wr``, data block by data block in block order). Because a data
+block's draws depend only on the seeds, the allocation and j, whoever holds rows ``[a, b)`` of the data can
+draw exactly the indices that fall there (:func:`draw_data_block`), and any grouping of data blocks gives
+the same rows. Sorted ``wor`` rows make the gather stream through memory; ``wr`` rows are found in the
+order drawn, their multiplicity counted as they are drawn (sorting them cost more than it saved).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ import numpy.typing as npt
 import privframe as pf
 from privframe.errors import ConfigError
 from privframe.resampling import seed_sequence_of
-from privframe_std.samplers._kernels import distinct_subsets, sorted_iid
+from privframe_std.samplers._kernels import distinct_subsets, iid_values
 
 __all__ = [
     "DATA_BLOCK",
@@ -38,8 +38,9 @@ __all__ = [
     "data_blocks",
     "distinct_rows",
     "draw_data_block",
-    "iid_sorted_rows",
-    "iid_sorted_rows_and_multiplicity",
+    "draw_data_block_and_multiplicity",
+    "iid_rows",
+    "iid_rows_and_multiplicity",
     "uniform_rows",
 ]
 
@@ -100,25 +101,26 @@ def draw_data_block(
 ) -> IntArray:
     """The indices in data block ``block`` of ``range(n)`` of every row, concatenated row by row.
 
-    Row r contributes ``counts[r]`` sorted indices: a uniform subset of the block (``replace=False``) or
-    i.i.d. uniform indices in it (``replace=True``). The result depends only on ``seed``, ``block``,
-    ``round_``, ``counts`` and n, so whoever holds the block's data rows can draw its indices alone. When
-    ``range(n)`` is a single data block, round 0 draws from ``default_rng(seed)``: what the resample block's
-    own generator is before its first draw (no allocation draw precedes it).
+    Row r contributes ``counts[r]`` indices: a uniform subset of the block, sorted (``replace=False``), or
+    i.i.d. uniform indices in it in the order drawn (``replace=True``). The result depends only on ``seed``,
+    ``block``, ``round_``, ``counts`` and n, so whoever holds the block's data rows can draw its indices
+    alone. When ``range(n)`` is a single data block, round 0 draws from ``default_rng(seed)``: what the
+    resample block's own generator is before its first draw (no allocation draw precedes it).
     """
-    return _block_values(seed, block, counts, n, replace, round_)[0]
+    return draw_data_block_and_multiplicity(seed, block, counts, n, replace, round_)[0]
 
 
-def _block_values(
-    seed: np.random.SeedSequence, block: int, counts: IntArray, n: int, replace: bool, round_: int
+def draw_data_block_and_multiplicity(
+    seed: np.random.SeedSequence, block: int, counts: IntArray, n: int, replace: bool, round_: int = 0
 ) -> tuple[IntArray, IntArray | None]:
-    """:func:`draw_data_block`, with each row's largest multiplicity in the block when ``replace``."""
+    """:func:`draw_data_block`, with each row's largest multiplicity in the block when ``replace`` (equal
+    indices fall in the same data block, so a row's largest multiplicity is the largest over its blocks)."""
     blocks = data_blocks(n)
     start, stop = blocks[block]
     single = len(blocks) == 1 and round_ == 0
     rng = np.random.default_rng(seed) if single else block_stream(seed, block, round_)
     if replace:
-        return sorted_iid(rng, counts, start, stop)
+        return iid_values(rng, counts, start, stop)
     return _subsets(rng, counts, start, stop), None
 
 
@@ -140,19 +142,21 @@ def distinct_rows(rng: np.random.Generator, rows: int, n: int, m: int) -> pf.Ind
     return _rows(rng, rows, n, m, replace=False)[0]
 
 
-def iid_sorted_rows(rng: np.random.Generator, rows: int, n: int, m: int, round_: int = 0) -> pf.IndexMatrix:
-    """``(rows, m)`` rows of m i.i.d. uniform indices of ``range(n)``, each sorted.
+def iid_rows(rng: np.random.Generator, rows: int, n: int, m: int, round_: int = 0) -> pf.IndexMatrix:
+    """``(rows, m)`` rows of m i.i.d. uniform indices of ``range(n)``: each row's indices data block by data
+    block, in block order, and in the order drawn within a block.
 
     Exact: the multinomial block counts of m i.i.d. uniform indices, then i.i.d. uniform indices within each
-    block, is the same law (up to the order within a row, which sorting discards).
+    block, is the law of the multiset of m i.i.d. uniform indices (every statistic is a function of the
+    multiset; the order within a row carries no information).
     """
-    return iid_sorted_rows_and_multiplicity(rng, rows, n, m, round_)[0]
+    return iid_rows_and_multiplicity(rng, rows, n, m, round_)[0]
 
 
-def iid_sorted_rows_and_multiplicity(
+def iid_rows_and_multiplicity(
     rng: np.random.Generator, rows: int, n: int, m: int, round_: int = 0
 ) -> tuple[pf.IndexMatrix, IntArray]:
-    """:func:`iid_sorted_rows` and each row's largest multiplicity (how often its most repeated index occurs)."""
+    """:func:`iid_rows` and each row's largest multiplicity (how often its most repeated index occurs)."""
     index, most = _rows(rng, rows, n, m, replace=True, round_=round_)
     assert most is not None
     return index, most
@@ -166,7 +170,7 @@ def _rows(
         stream = rng if round_ == 0 else block_stream(seed_sequence_of(rng), 0, round_)
         counts = np.full(rows, m, dtype=np.int64)
         if replace:
-            values, most = sorted_iid(stream, counts, 0, n)
+            values, most = iid_values(stream, counts, 0, n)
             return cast(pf.IndexMatrix, values.reshape(rows, m)), most
         return cast(pf.IndexMatrix, _subsets(stream, counts, 0, n).reshape(rows, m)), None
     seed = seed_sequence_of(rng)
@@ -175,7 +179,7 @@ def _rows(
     most_all: IntArray | None = np.zeros(rows, dtype=np.int64) if replace else None
     columns = np.cumsum(allocation, axis=1) - allocation
     for j in range(len(blocks)):
-        values, block_most = _block_values(seed, j, allocation[:, j], n, replace, round_)
+        values, block_most = draw_data_block_and_multiplicity(seed, j, allocation[:, j], n, replace, round_)
         if most_all is not None and block_most is not None:
             np.maximum(most_all, block_most, out=most_all)
         offsets = np.cumsum(allocation[:, j]) - allocation[:, j]

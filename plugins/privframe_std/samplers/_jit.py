@@ -1,9 +1,10 @@
 """The compiled loops behind :mod:`privframe_std.samplers._kernels` (numba; imported on first use only).
 
 The loops take their randomness as 64-bit words drawn by numpy's ``Generator`` and turn each 32-bit half into
-a value of ``range(size)`` by Lemire's multiply-shift with rejection, which is exactly uniform. A row's values
-are kept in a bitmap of the data block, one bit per value; writing the row sorted is a scan of the bitmap's
-set bits, so no comparison sort is needed. The multinomial-count loops (BLBQuant's weights) need several
+a value of ``range(size)`` by Lemire's multiply-shift with rejection, which is exactly uniform. A ``wor`` row's
+values are kept in a bitmap of the data block, one bit per value; writing the row sorted is a scan of the
+bitmap's set bits, so no comparison sort is needed. A ``wr`` row is written in the order drawn while a counter
+per value finds its largest multiplicity. The multinomial-count loops (BLBQuant's weights) need several
 words per count vector, and step an SFC64 stream seeded from the ``Generator`` themselves instead.
 """
 
@@ -136,28 +137,27 @@ def distinct_prefix_rows(
 
 
 @compiled
-def sorted_iid_rows(
+def iid_rows(
     words: Any,
     counts: Any,
     start: int,
     size: int,
     out: Any,
     offsets: Any,
-    bitmap: Any,
-    repeated: Any,
-    extra: Any,
+    counter: Any,
     most: Any,
     threshold: int,
     progress: Any,
 ) -> int:
     """Row r takes ``counts[r]`` values of ``range(size)`` from ``words`` (as in
-    :func:`distinct_prefix_rows`), writes them sorted and shifted by ``start`` to ``out[offsets[r]:]``
-    and its largest multiplicity to ``most[r]``.
+    :func:`distinct_prefix_rows`), writes them shifted by ``start`` to ``out[offsets[r]:]`` in the order
+    drawn and its largest multiplicity to ``most[r]``.
 
-    The bitmap marks the values present; ``repeated`` (a second bitmap) marks values drawn more than once
-    and ``extra`` counts their copies beyond the first. Both are touched by repeats only (few, and random
-    access is the cost), zero on entry and on return. A word of the bitmap without repeats is written as in
-    :func:`emit_bits`. ``progress`` holds (row, values taken in it); returns the number of words used.
+    ``counter`` (``uint8``, one per value, zero on entry and on return) counts each value's copies as it is
+    drawn; the running maximum is the multiplicity check, with no branch on repeats and no sort. A row whose
+    maximum reaches 255 (a counter may have wrapped) is counted again exactly by sorting it: only rows far
+    longer than the block can get there. ``progress`` holds (row, values taken in it, largest multiplicity
+    so far); returns the number of words used.
     """
     scale = np.uint64(size)
     limit = np.uint64(threshold)
@@ -165,12 +165,15 @@ def sorted_iid_rows(
     available = words.shape[0]
     row = progress[0]
     taken = progress[1]
+    top = progress[2]
     while row < counts.shape[0]:
         need = counts[row]
+        at = offsets[row]
         while taken < need:
             if used == available:
                 progress[0] = row
                 progress[1] = taken
+                progress[2] = top
                 return used
             word = words[used]
             used += 1
@@ -180,55 +183,27 @@ def sorted_iid_rows(
                 product = (word & LOW32 if half == 0 else word >> HALF) * scale
                 if (product & LOW32) >= limit:
                     value = np.int64(product >> HALF)
-                    cell = value >> 6
-                    bit = ONE << np.uint64(value & 63)
-                    old = bitmap[cell]
-                    if old & bit:
-                        repeated[cell] |= bit
-                        extra[value] += 1
-                    bitmap[cell] = old | bit
+                    copies = np.int64(counter[value]) + 1
+                    counter[value] = copies
+                    top = max(top, copies)
+                    out[at + taken] = start + value
                     taken += 1
-        at = offsets[row]
-        end = at + need
-        top: Any = 0
-        for slot in range((size + 63) >> 6):
-            bits = bitmap[slot]
-            bitmap[slot] = 0
-            base = start + (slot << 6)
-            repeats = repeated[slot]
-            # The same unrolled write as in emit_bits, written out: a shared compiled helper measured 4-14%
-            # slower in both loops (numba does not inline it as well as the code in place).
-            if repeats == 0 and at + 8 <= end:
-                count = np.int64(popcount(bits))
-                for i in range(8):
-                    out[at + i] = base + np.int64(trailing_zeros(bits))
-                    bits &= bits - ONE
-                tail = at + 8
-                while bits:
-                    out[tail] = base + np.int64(trailing_zeros(bits))
-                    tail += 1
-                    bits &= bits - ONE
-                at += count
-                continue
-            repeated[slot] = 0
-            while bits:
-                offset = np.int64(trailing_zeros(bits))
-                out[at] = base + offset
-                at += 1
-                if repeats & (ONE << np.uint64(offset)):
-                    value = (slot << 6) + offset
-                    more = np.int64(extra[value])
-                    extra[value] = 0
-                    top = max(top, more)
-                    for _ in range(more):
-                        out[at] = base + offset
-                        at += 1
-                bits &= bits - ONE
-        most[row] = top + 1 if need else 0
+        for j in range(at, at + need):
+            counter[out[j] - start] = 0
+        if top >= 255:
+            ordered = np.sort(out[at : at + need])
+            top = 1
+            run = 1
+            for j in range(1, need):
+                run = run + 1 if ordered[j] == ordered[j - 1] else 1
+                top = max(top, run)
+        most[row] = top
         row += 1
         taken = 0
+        top = 0
     progress[0] = row
     progress[1] = 0
+    progress[2] = 0
     return used
 
 

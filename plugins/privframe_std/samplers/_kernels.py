@@ -1,4 +1,4 @@
-"""Sorted rows of uniform values of a data block: typed entry points to the compiled loops of ``_jit``.
+"""Rows of uniform values of a data block (sorted subsets, i.i.d. values): entry points to ``_jit``'s loops.
 
 The row loops draw nothing themselves: they take 64-bit words drawn by numpy's ``Generator`` (full-range
 ``integers``, so any bit generator works) and turn each 32-bit half into an exactly uniform value. How many
@@ -25,9 +25,9 @@ __all__ = [
     "add_uniform",
     "distinct_subsets",
     "fast_stream",
+    "iid_values",
     "lemire_threshold",
     "random_words",
-    "sorted_iid",
     "words_for_iid",
     "words_for_subsets",
 ]
@@ -80,7 +80,7 @@ _SCRATCH = threading.local()
 
 def _scratch(name: str, size: int, dtype: type[np.integer[Any]]) -> npt.NDArray[Any]:
     """A zeroed scratch array of this thread, kept between calls: the loops leave their scratch zeroed, and
-    fresh zeroed memory costs page faults on every call (a 200 KiB counter per block of rows at n = 50 000)."""
+    fresh zeroed memory costs page faults on every call (a 50 KiB counter per block of rows at n = 50 000)."""
     arrays: dict[tuple[str, int], npt.NDArray[Any]] = _SCRATCH.__dict__.setdefault("arrays", {})
     key = (name, size)
     array = arrays.get(key)
@@ -132,8 +132,8 @@ def distinct_subsets(
     return out
 
 
-def sorted_iid(rng: np.random.Generator, counts: IntArray, start: int, stop: int) -> tuple[IntArray, IntArray]:
-    """Row r: ``counts[r]`` i.i.d. uniform values of ``range(stop - start)``, sorted, plus ``start``.
+def iid_values(rng: np.random.Generator, counts: IntArray, start: int, stop: int) -> tuple[IntArray, IntArray]:
+    """Row r: ``counts[r]`` i.i.d. uniform values of ``range(stop - start)``, in the order drawn, plus ``start``.
 
     Returns the rows concatenated (``intp``) and each row's largest multiplicity (0 for an empty row).
     """
@@ -145,15 +145,12 @@ def sorted_iid(rng: np.random.Generator, counts: IntArray, start: int, stop: int
     offsets = np.cumsum(counts64) - counts64
     out = np.empty(int(counts64.sum()), dtype=np.intp)
     most = np.zeros(counts64.size, dtype=np.int64)
-    bitmap, repeated = _bitmap("present", size), _bitmap("repeated", size)
-    extra = _scratch("extra", size, np.uint32)
-    progress = np.zeros(2, dtype=np.int64)
-    with _clean_on_error(bitmap, repeated, extra):
+    counter = _scratch("copies", size, np.uint8)
+    progress = np.zeros(3, dtype=np.int64)
+    with _clean_on_error(counter):
         while progress[0] < counts64.size:
             words = random_words(rng, words_for_iid(counts64[progress[0] :], size))
-            _jit.sorted_iid_rows(
-                words, counts64, start, size, out, offsets, bitmap, repeated, extra, most, threshold, progress
-            )
+            _jit.iid_rows(words, counts64, start, size, out, offsets, counter, most, threshold, progress)
     return out, most
 
 

@@ -12,7 +12,7 @@ from scipy import special
 import privframe as pf
 from privframe.errors import ConfigError, SamplerRejected
 from privframe.sizes import SizeRule, resolve_size
-from privframe_std.samplers._blocks import iid_sorted_rows_and_multiplicity
+from privframe_std.samplers._blocks import iid_rows_and_multiplicity
 
 __all__ = ["MultiplicityConstrained", "kappa_star"]
 
@@ -67,9 +67,9 @@ class MultiplicityConstrained:
         return pf.Design(n=n, m=m, B=self.B, kappa=kappa_star(n, m, self.B, rho), replace=True, rho=rho)
 
     def draw_block(self, design: pf.Design, rng: np.random.Generator, rows: int) -> pf.IndexMatrix:
-        """``rows`` sorted rows of m i.i.d. indices, each row checked against the cap (rejected or redrawn)."""
+        """``rows`` rows of m i.i.d. indices (``iid_rows``), each checked against the cap (rejected or redrawn)."""
         n, m, kappa = design.n, design.m, design.kappa
-        index, most = iid_sorted_rows_and_multiplicity(rng, rows, n, m)
+        index, most = iid_rows_and_multiplicity(rng, rows, n, m)
         bad = most > kappa
         rounds = 0
         while bad.any():
@@ -83,7 +83,7 @@ class MultiplicityConstrained:
             rounds += 1
             if rounds > self.max_redraws:
                 raise SamplerRejected(f"still rejecting after max_redraws = {self.max_redraws} rounds", path="sampler")
-            fresh, most = iid_sorted_rows_and_multiplicity(rng, int(bad.sum()), n, m, round_=rounds)
+            fresh, most = iid_rows_and_multiplicity(rng, int(bad.sum()), n, m, round_=rounds)
             index[bad] = fresh
             bad[bad] = most > kappa
         return index
