@@ -1,4 +1,4 @@
-"""Vectorised index generation for one block of resamples: sorted rows, drawn data block by data block.
+"""Vectorised index generation for one block of resamples, drawn data block by data block.
 
 The rows ``0..n-1`` of the data are cut into fixed public *data blocks* of ``DATA_BLOCK`` rows (the last one
 shorter). A block of resamples is drawn in two stages (``docs/algorithms.md``, section 2):
@@ -15,8 +15,8 @@ Both stages are exact (see :func:`distinct_rows`), so a row is a uniform m-subse
 sorted) or m i.i.d. uniform indices (``wr``, data block by data block in block order). Because a data
 block's draws depend only on the seeds, the allocation and j, whoever holds rows ``[a, b)`` of the data can
 draw exactly the indices that fall there (:func:`draw_data_block`), and any grouping of data blocks gives
-the same rows. Sorted ``wor`` rows make the gather stream through memory; ``wr`` rows are found in the
-order drawn, their multiplicity counted as they are drawn (sorting them cost more than it saved).
+the same rows. Sorted ``wor`` rows make the gather stream through memory; ``wr`` rows keep the order drawn,
+their multiplicity counted as they are drawn (sorting them cost more than it saved).
 """
 
 from __future__ import annotations
