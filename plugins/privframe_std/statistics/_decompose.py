@@ -81,14 +81,16 @@ def decomposed_batch(statistic: pf.DecomposableStatistic, x: pf.Array, index: pf
     if len(blocks) == 1:
         values = x[index].reshape(rows * m, *x.shape[1:])
         return statistic.combine([statistic.partial_batch(values, np.full(rows, m, dtype=np.int64))], m)
-    block_of = index // (blocks[0][1] - blocks[0][0])  # every data block but the last has this size
-    if m > 1 and not bool(np.all(block_of[:, 1:] >= block_of[:, :-1])):
-        order = np.argsort(block_of, axis=1, kind="stable")
-        index, block_of = np.take_along_axis(index, order, axis=1), np.take_along_axis(block_of, order, axis=1)
-    block_numbers = np.arange(len(blocks), dtype=block_of.dtype)
+    if m > 1 and not bool(np.all(index[:, 1:] >= index[:, :-1])):  # sorted rows are in block order
+        block_of = index // (blocks[0][1] - blocks[0][0])  # every data block but the last has this size
+        if not bool(np.all(block_of[:, 1:] >= block_of[:, :-1])):
+            index = np.take_along_axis(index, np.argsort(block_of, axis=1, kind="stable"), axis=1)
+        del block_of
+    starts = np.array([start for start, _ in blocks], dtype=index.dtype)
     cuts = np.empty((rows, len(blocks) + 1), dtype=np.int64)
     for r in range(rows):
-        cuts[r, :-1] = np.searchsorted(block_of[r], block_numbers)
+        # In a row in block order the indices below a block's start are a prefix: the binary search finds it.
+        cuts[r, :-1] = np.searchsorted(index[r], starts)
     cuts[:, -1] = m
     partials = []
     for j in range(len(blocks)):
