@@ -175,6 +175,26 @@ def test_data_blocks_can_be_drawn_separately(monkeypatch: pytest.MonkeyPatch, bl
             assert np.array_equal(np.concatenate(mine), _blocks.draw_data_block(seed, j, counts[:, j], n, replace))
 
 
+def test_block_cuts_find_where_rows_enter_each_data_block_or_refuse_rows_out_of_block_order(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Data blocks of 7 over n = 30 (the last of 2 records). Rows in block order (some sorted, the rest in
+    # no order within a block, some blocks empty): the cuts are the counts of indices below each block's start.
+    monkeypatch.setattr(_blocks, "DATA_BLOCK", 7)
+    n, m = 30, 9
+    rng = np.random.default_rng(4)
+    index = rng.integers(0, n, size=(40, m))
+    index[:5] = np.sort(index[:5], axis=1)
+    in_block_order = np.take_along_axis(index, np.argsort(index // 7, axis=1, kind="stable"), axis=1)
+    starts = range(0, n, 7)
+    expected = [[int(np.count_nonzero(row < start)) for start in starts] + [m] for row in in_block_order]
+    assert np.array_equal(_blocks.block_cuts(in_block_order, n), expected)
+    assert np.array_equal(_blocks.block_cuts(np.array([[8, 9, 29]]), n), [[0, 0, 2, 2, 2, 3]])
+    assert _blocks.block_cuts(np.array([[0, 8, 3]]), n) is None  # back to block 0 after block 1
+    assert _blocks.block_cuts(np.array([[1, 2], [29, 28], [14, 13]]), n) is None  # the third row only
+    assert _blocks.block_cuts(index, n) is None  # the random rows that were not sorted
+
+
 def _oracle_rows(words: np.ndarray, size: int, done: Callable[[int, list[int]], bool], rows: int) -> list[list[int]]:
     """The compiled loops' use of randomness, in Python integers: each 64-bit word gives its low then its
     high 32 bits x; x yields ``(x * size) >> 32`` unless ``(x * size) mod 2^32 < 2^32 mod size`` (rejected);
@@ -220,10 +240,11 @@ def test_iid_kernel_matches_a_python_oracle(size: int, count: int) -> None:
     counter = np.zeros(size, np.uint8)
     progress = np.zeros(3, dtype=np.int64)
     pieces = _words_in_pieces(rng, int(0.6 * counts.sum()) + 50)  # a tenth of the halves are rejected
-    threshold = _kernels.lemire_threshold(size)
+    bases, sizes = np.full(9, 100, dtype=np.int64), np.full(9, size, dtype=np.int64)
+    thresholds = np.full(9, _kernels.lemire_threshold(size), dtype=np.int64)
     for piece in pieces:
         if progress[0] < 9:
-            used = _jit.iid_rows(piece, counts, 100, size, out, offsets, counter, most, threshold, progress)
+            used = _jit.iid_rows(piece, counts, bases, sizes, thresholds, out, offsets, counter, most, progress)
             assert used == piece.size or progress[0] == 9
     assert progress[0] == 9
     assert not counter.any()
@@ -341,16 +362,24 @@ def test_wr_rows_respect_range_and_kappa() -> None:
     assert sum(len(np.unique(row)) < res.m for row in mat) >= 190
 
 
-def test_wr_rows_are_multisets_with_the_iid_law(data_block: int | None) -> None:
+@pytest.mark.parametrize("sub_block", [None, 3], ids=["whole-blocks", "sub-blocks-of-3"])
+def test_wr_rows_are_multisets_with_the_iid_law(
+    data_block: int | None, sub_block: int | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # n = 4, m = 3, kappa* = 3 = m (never rejects): a row is a multiset of 3 i.i.d. uniform draws from 4
     # values, so multiset {a, b, c} has probability (its number of orderings) / 64. 20 multisets, >= 312
     # expected each; Pearson chi-square with p > 0.001 fails for 1 seed in 1000. With data blocks of 7
-    # there is one block at n = 4 and two at n = 12 (whose rows come in block order).
+    # there is one block at n = 4 and two at n = 12 (whose rows come in block order); sub-blocks of 3 split
+    # every block again (multinomial counts, then i.i.d. values in each), and rows come in sub-block order.
+    if sub_block is not None:
+        monkeypatch.setattr(_kernels, "SUB_BLOCK", sub_block)
     for n, B, seed in [(4, 20_000, 7), (12, 60_000, 8)]:
         res = pf.resampling.draw(wr(3, B, rho=0.5), n, np.random.default_rng(seed))
         mat = res.matrix()
-        if data_block is not None:
-            assert np.all(np.diff(mat // data_block, axis=1) >= 0)
+        if data_block is not None or sub_block is not None:
+            start = mat // data_block * data_block if data_block is not None else np.zeros_like(mat)
+            sub = (mat - start) // sub_block if sub_block is not None else np.zeros_like(mat)
+            assert np.all(np.diff(start * n + sub, axis=1) >= 0)  # data block order, then sub-block order
         cells = list(itertools.combinations_with_replacement(range(n), 3))
         code = {cell: i for i, cell in enumerate(cells)}
         counts = np.bincount([code[tuple(sorted(int(v) for v in row))] for row in mat], minlength=len(cells))

@@ -9,7 +9,8 @@ shorter). A block of resamples is drawn in two stages (``docs/algorithms.md``, s
    ``size_j / n``.
 2. *Within each data block* j, from a stream seeded by (resample block seed, j): for every row, its count of
    indices in the block, uniform without replacement (a uniform subset of that size, sorted) or i.i.d.
-   uniform with replacement (in the order drawn, with each row's largest multiplicity in the block).
+   uniform with replacement (in the order drawn, by sub-blocks of ``_kernels.SUB_BLOCK`` values in a larger
+   block, with each row's largest multiplicity in the block).
 
 Both stages are exact (see :func:`distinct_rows`), so a row is a uniform m-subset of ``range(n)`` (``wor``,
 sorted) or m i.i.d. uniform indices (``wr``, data block by data block in block order). Because a data
@@ -35,6 +36,7 @@ from privframe_std.samplers._kernels import distinct_subsets, iid_values
 __all__ = [
     "DATA_BLOCK",
     "allocate",
+    "block_cuts",
     "data_blocks",
     "distinct_rows",
     "draw_data_block",
@@ -66,6 +68,18 @@ def data_blocks(n: int) -> tuple[tuple[int, int], ...]:
 @functools.lru_cache(maxsize=16)
 def _spans(n: int, block: int) -> tuple[tuple[int, int], ...]:
     return tuple((start, min(start + block, n)) for start in range(0, n, block))
+
+
+def block_cuts(index: pf.IndexMatrix, n: int) -> IntArray | None:
+    """``(rows, blocks + 1)`` positions where each row of ``index`` enters each data block of ``range(n)``
+    (the last column is m), or None when a row is not in block order (sorted by data block; sorted rows
+    are). One compiled pass, no temporaries."""
+    from privframe_std.samplers import _jit
+
+    spans = data_blocks(n)
+    cuts = np.empty((index.shape[0], len(spans) + 1), dtype=np.int64)
+    in_order: bool = _jit.block_cuts(index, spans[0][1] - spans[0][0], cuts)
+    return cuts if in_order else None
 
 
 def allocate(rng: np.random.Generator, rows: int, n: int, m: int, replace: bool) -> IntArray:

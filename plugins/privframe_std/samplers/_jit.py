@@ -140,27 +140,25 @@ def distinct_prefix_rows(
 def iid_rows(
     words: Any,
     counts: Any,
-    start: int,
-    size: int,
+    bases: Any,
+    sizes: Any,
+    thresholds: Any,
     out: Any,
     offsets: Any,
     counter: Any,
     most: Any,
-    threshold: int,
     progress: Any,
 ) -> int:
-    """Row r takes ``counts[r]`` values of ``range(size)`` from ``words`` (as in
-    :func:`distinct_prefix_rows`), writes them shifted by ``start`` to ``out[offsets[r]:]`` in the order
-    drawn and its largest multiplicity to ``most[r]``.
+    """Row r takes ``counts[r]`` values of ``range(sizes[r])`` from ``words`` (as in
+    :func:`distinct_prefix_rows`, with ``thresholds[r] = 2^32 mod sizes[r]``), writes them plus ``bases[r]``
+    to ``out[offsets[r]:]`` in the order drawn and its largest multiplicity to ``most[r]``.
 
-    ``counter`` (``uint8``, one per value, zero on entry and on return) counts each value's copies as it is
-    drawn; the running maximum is the multiplicity check, with no branch on repeats and no sort. A row whose
-    maximum reaches 255 (a counter may have wrapped) is counted again exactly by sorting it: only rows far
-    longer than the block can get there. ``progress`` holds (row, values taken in it, largest multiplicity
-    so far); returns the number of words used.
+    ``counter`` (``uint8``, at least ``max(sizes)`` long, zero on entry and on return) counts each value's
+    copies as it is drawn; the running maximum is the multiplicity check, with no branch on repeats and no
+    sort. A row whose maximum reaches 255 (a counter may have wrapped) is counted again exactly by sorting it:
+    only rows far longer than their range get there. ``progress`` holds (row, values taken in it, largest
+    multiplicity so far); returns the number of words used.
     """
-    scale = np.uint64(size)
-    limit = np.uint64(threshold)
     used = 0
     available = words.shape[0]
     row = progress[0]
@@ -169,6 +167,9 @@ def iid_rows(
     while row < counts.shape[0]:
         need = counts[row]
         at = offsets[row]
+        base = bases[row]
+        scale = np.uint64(sizes[row])
+        limit = np.uint64(thresholds[row])
         while taken < need:
             if used == available:
                 progress[0] = row
@@ -186,10 +187,10 @@ def iid_rows(
                     copies = np.int64(counter[value]) + 1
                     counter[value] = copies
                     top = max(top, copies)
-                    out[at + taken] = start + value
+                    out[at + taken] = base + value
                     taken += 1
         for j in range(at, at + need):
-            counter[out[j] - start] = 0
+            counter[out[j] - base] = 0
         if top >= 255:
             ordered = np.sort(out[at : at + need])
             top = 1
@@ -205,6 +206,36 @@ def iid_rows(
     progress[1] = 0
     progress[2] = 0
     return used
+
+
+@compiled
+def block_cuts(index: Any, block: int, cuts: Any) -> bool:
+    """Where each row of ``index`` enters each data block of ``block`` records: ``cuts[r, j]`` is the position
+    of row r's first index at or past ``j * block`` and ``cuts[r, -1]`` the row's length, in one pass.
+
+    Returns False as soon as a row is not in block order (an index in an earlier block than the one before
+    it); ``cuts`` is then unspecified. Indices must lie in ``range((cuts.shape[1] - 1) * block)``.
+    """
+    rows, m = index.shape
+    blocks = cuts.shape[1] - 1
+    for r in range(rows):
+        j = 0
+        low = 0
+        high = block
+        cuts[r, 0] = 0
+        for i in range(m):
+            value = index[r, i]
+            if value >= high:
+                while value >= high and j < blocks - 1:
+                    j += 1
+                    cuts[r, j] = i
+                    low = high
+                    high += block
+            elif value < low:
+                return False
+        for later in range(j + 1, blocks + 1):
+            cuts[r, later] = m
+    return True
 
 
 # SFC64 (Chris Doty-Humphrey's Small Fast Chaotic generator), word for word as numpy's ``SFC64`` computes it.

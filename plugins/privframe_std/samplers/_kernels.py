@@ -28,6 +28,7 @@ __all__ = [
     "iid_values",
     "lemire_threshold",
     "random_words",
+    "SUB_BLOCK",
     "words_for_iid",
     "words_for_subsets",
 ]
@@ -132,26 +133,46 @@ def distinct_subsets(
     return out
 
 
-def iid_values(rng: np.random.Generator, counts: IntArray, start: int, stop: int) -> tuple[IntArray, IntArray]:
-    """Row r: ``counts[r]`` i.i.d. uniform values of ``range(stop - start)``, in the order drawn, plus ``start``.
+SUB_BLOCK = 2**16
+"""``wr`` splits a larger data block into ranges of this many values: their counters (64 KiB) stay in the
+nearest caches, and gathering a row's part of one range reads 512 KiB of doubles instead of the block's 8 MiB."""
 
-    Returns the rows concatenated (``intp``) and each row's largest multiplicity (0 for an empty row).
+
+def iid_values(rng: np.random.Generator, counts: IntArray, start: int, stop: int) -> tuple[IntArray, IntArray]:
+    """Row r: ``counts[r]`` i.i.d. uniform values of ``range(start, stop)``; returns the rows concatenated
+    (``intp``) and each row's largest multiplicity (0 for an empty row).
+
+    A range longer than :data:`SUB_BLOCK` is cut into sub-blocks of that size (the last shorter): each row's
+    count is split among them by a multinomial draw with probabilities proportional to their sizes (the law
+    of the sub-block counts of i.i.d. uniform values), then each sub-block's values are drawn i.i.d. uniform
+    in it. A row holds its sub-blocks' values in sub-block order, each in the order drawn.
     """
     from privframe_std.samplers import _jit
 
     size = stop - start
-    threshold = lemire_threshold(size)
     counts64 = counts.astype(np.int64, copy=False)
-    offsets = np.cumsum(counts64) - counts64
-    out = np.empty(int(counts64.sum()), dtype=np.intp)
-    most = np.zeros(counts64.size, dtype=np.int64)
-    counter = _scratch("copies", size, np.uint8)
+    sub = SUB_BLOCK
+    firsts = np.arange(0, size, sub, dtype=np.int64)
+    spans = np.minimum(firsts + sub, size) - firsts
+    one = spans.size == 1  # one range: its counts are the rows' counts, nothing to draw
+    split = counts64[:, np.newaxis] if one else rng.multinomial(counts64, spans / size).astype(np.int64)
+    pieces = split.reshape(-1)
+    parts = spans.size
+    rows = counts64.size
+    bases = np.tile(start + firsts, rows)
+    sizes = np.tile(spans, rows)
+    thresholds = np.tile(np.array([lemire_threshold(int(span)) for span in spans], dtype=np.int64), rows)
+    most_rejecting_span = max((int(span) for span in spans), key=lemire_threshold)  # the most rejections
+    offsets = np.cumsum(pieces) - pieces
+    out = np.empty(int(pieces.sum()), dtype=np.intp)
+    most = np.zeros(pieces.size, dtype=np.int64)
+    counter = _scratch("copies", min(size, sub), np.uint8)
     progress = np.zeros(3, dtype=np.int64)
     with _clean_on_error(counter):
-        while progress[0] < counts64.size:
-            words = random_words(rng, words_for_iid(counts64[progress[0] :], size))
-            _jit.iid_rows(words, counts64, start, size, out, offsets, counter, most, threshold, progress)
-    return out, most
+        while progress[0] < pieces.size:
+            words = random_words(rng, words_for_iid(pieces[progress[0] :], most_rejecting_span))
+            _jit.iid_rows(words, pieces, bases, sizes, thresholds, out, offsets, counter, most, progress)
+    return out, most.reshape(rows, parts).max(axis=1, initial=0)
 
 
 SMALL_RANGE = 4096

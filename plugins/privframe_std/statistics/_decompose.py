@@ -16,7 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 import privframe as pf
-from privframe_std.samplers._blocks import data_blocks
+from privframe_std.samplers._blocks import block_cuts, data_blocks
 
 __all__ = ["SCALE", "combine_sums", "decomposed_batch", "decomposed_full", "segment_sums"]
 
@@ -81,17 +81,12 @@ def decomposed_batch(statistic: pf.DecomposableStatistic, x: pf.Array, index: pf
     if len(blocks) == 1:
         values = x[index].reshape(rows * m, *x.shape[1:])
         return statistic.combine([statistic.partial_batch(values, np.full(rows, m, dtype=np.int64))], m)
-    if m > 1 and not bool(np.all(index[:, 1:] >= index[:, :-1])):  # sorted rows are in block order
+    cuts = block_cuts(index, x.shape[0])
+    if cuts is None:
         block_of = index // (blocks[0][1] - blocks[0][0])  # every data block but the last has this size
-        if not bool(np.all(block_of[:, 1:] >= block_of[:, :-1])):
-            index = np.take_along_axis(index, np.argsort(block_of, axis=1, kind="stable"), axis=1)
-        del block_of
-    starts = np.array([start for start, _ in blocks], dtype=index.dtype)
-    cuts = np.empty((rows, len(blocks) + 1), dtype=np.int64)
-    for r in range(rows):
-        # In a row in block order the indices below a block's start are a prefix: the binary search finds it.
-        cuts[r, :-1] = np.searchsorted(index[r], starts)
-    cuts[:, -1] = m
+        index = np.take_along_axis(index, np.argsort(block_of, axis=1, kind="stable"), axis=1)
+        cuts = block_cuts(index, x.shape[0])
+        assert cuts is not None
     partials = []
     for j in range(len(blocks)):
         low, high = cuts[:, j], cuts[:, j + 1]
