@@ -175,11 +175,12 @@ def test_data_blocks_can_be_drawn_separately(monkeypatch: pytest.MonkeyPatch, bl
             assert np.array_equal(np.concatenate(mine), _blocks.draw_data_block(seed, j, counts[:, j], n, replace))
 
 
-def test_block_cuts_find_where_rows_enter_each_data_block_or_refuse_rows_out_of_block_order(
+def test_rows_are_cut_at_data_blocks_and_put_in_block_order_only_when_they_are_not(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # Data blocks of 7 over n = 30 (the last of 2 records). Rows in block order (some sorted, the rest in
-    # no order within a block, some blocks empty): the cuts are the counts of indices below each block's start.
+    # no order within a block, some blocks empty) come back as they are, with cuts equal to the counts of
+    # indices below each block's start; rows out of block order come back stably sorted by block.
     monkeypatch.setattr(_blocks, "DATA_BLOCK", 7)
     n, m = 30, 9
     rng = np.random.default_rng(4)
@@ -188,11 +189,20 @@ def test_block_cuts_find_where_rows_enter_each_data_block_or_refuse_rows_out_of_
     in_block_order = np.take_along_axis(index, np.argsort(index // 7, axis=1, kind="stable"), axis=1)
     starts = range(0, n, 7)
     expected = [[int(np.count_nonzero(row < start)) for start in starts] + [m] for row in in_block_order]
-    assert np.array_equal(_blocks.block_cuts(in_block_order, n), expected)
-    assert np.array_equal(_blocks.block_cuts(np.array([[8, 9, 29]]), n), [[0, 0, 2, 2, 2, 3]])
-    assert _blocks.block_cuts(np.array([[0, 8, 3]]), n) is None  # back to block 0 after block 1
-    assert _blocks.block_cuts(np.array([[1, 2], [29, 28], [14, 13]]), n) is None  # the third row only
-    assert _blocks.block_cuts(index, n) is None  # the random rows that were not sorted
+    for rows in (in_block_order, index):  # the second: the random rows that were not sorted are out of order
+        ordered, cuts = _blocks.cut_at_data_blocks(rows, n)
+        assert np.array_equal(ordered, in_block_order)
+        assert np.array_equal(cuts, expected)
+    kept, cuts = _blocks.cut_at_data_blocks(in_block_order, n)
+    assert kept is in_block_order  # no copy when already in block order
+    assert np.array_equal(_blocks.cut_at_data_blocks(np.array([[8, 9, 29]]), n)[1], [[0, 0, 2, 2, 2, 3]])
+    ordered, cuts = _blocks.cut_at_data_blocks(np.array([[0, 8, 3], [29, 28, 1]]), n)  # back to an earlier block
+    assert np.array_equal(ordered, [[0, 3, 8], [1, 29, 28]])
+    assert np.array_equal(cuts, [[0, 2, 3, 3, 3, 3], [0, 1, 1, 1, 1, 3]])
+    # the compiled pass reports rows out of block order (the third row only)
+    from privframe_std.samplers import _jit
+
+    assert not _jit.block_cuts(np.array([[1, 2], [29, 28], [14, 13]]), 7, np.empty((3, 6), dtype=np.int64))
 
 
 def _oracle_rows(words: np.ndarray, size: int, done: Callable[[int, list[int]], bool], rows: int) -> list[list[int]]:

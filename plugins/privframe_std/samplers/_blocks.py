@@ -36,7 +36,7 @@ from privframe_std.samplers._kernels import distinct_subsets, iid_values
 __all__ = [
     "DATA_BLOCK",
     "allocate",
-    "block_cuts",
+    "cut_at_data_blocks",
     "data_blocks",
     "distinct_rows",
     "draw_data_block",
@@ -70,16 +70,23 @@ def _spans(n: int, block: int) -> tuple[tuple[int, int], ...]:
     return tuple((start, min(start + block, n)) for start in range(0, n, block))
 
 
-def block_cuts(index: pf.IndexMatrix, n: int) -> IntArray | None:
-    """``(rows, blocks + 1)`` positions where each row of ``index`` enters each data block of ``range(n)``
-    (the last column is m), or None when a row is not in block order (sorted by data block; sorted rows
-    are). One compiled pass, no temporaries."""
+def cut_at_data_blocks(index: pf.IndexMatrix, n: int) -> tuple[pf.IndexMatrix, IntArray]:
+    """The rows of ``index`` in block order and ``(rows, blocks + 1)`` positions where each enters each data
+    block of ``range(n)`` (the last column is m).
+
+    Rows already in block order (sorted by data block, in any order within one: the built-in samplers'
+    rows) come back as they are, found in one compiled pass with no temporaries; other rows are put in
+    block order by a stable sort on the block, keeping their order within a block.
+    """
     from privframe_std.samplers import _jit
 
     spans = data_blocks(n)
+    block = spans[0][1] - spans[0][0]  # every data block but the last has this size
     cuts = np.empty((index.shape[0], len(spans) + 1), dtype=np.int64)
-    in_order: bool = _jit.block_cuts(index, spans[0][1] - spans[0][0], cuts)
-    return cuts if in_order else None
+    if not _jit.block_cuts(index, block, cuts):
+        index = np.take_along_axis(index, np.argsort(index // block, axis=1, kind="stable"), axis=1)
+        _jit.block_cuts(index, block, cuts)
+    return index, cuts
 
 
 def allocate(rng: np.random.Generator, rows: int, n: int, m: int, replace: bool) -> IntArray:

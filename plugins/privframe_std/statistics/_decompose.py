@@ -16,7 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 import privframe as pf
-from privframe_std.samplers._blocks import block_cuts, data_blocks
+from privframe_std.samplers._blocks import cut_at_data_blocks, data_blocks
 
 __all__ = ["SCALE", "combine_sums", "decomposed_batch", "decomposed_full", "segment_sums"]
 
@@ -81,12 +81,7 @@ def decomposed_batch(statistic: pf.DecomposableStatistic, x: pf.Array, index: pf
     if len(blocks) == 1:
         values = x[index].reshape(rows * m, *x.shape[1:])
         return statistic.combine([statistic.partial_batch(values, np.full(rows, m, dtype=np.int64))], m)
-    cuts = block_cuts(index, x.shape[0])
-    if cuts is None:
-        block_of = index // (blocks[0][1] - blocks[0][0])  # every data block but the last has this size
-        index = np.take_along_axis(index, np.argsort(block_of, axis=1, kind="stable"), axis=1)
-        cuts = block_cuts(index, x.shape[0])
-        assert cuts is not None
+    index, cuts = cut_at_data_blocks(index, x.shape[0])
     partials = []
     for j in range(len(blocks)):
         low, high = cuts[:, j], cuts[:, j + 1]
