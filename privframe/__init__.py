@@ -10,13 +10,12 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from privframe import accounting, estimators, evaluation, noise, resampling, validators
+from privframe import validators
 from privframe._rng import RngLike, as_seed_sequence, spawn_generators
+from privframe._typing import Array, IndexMatrix
 from privframe.api import confidence_interval, confidence_region
-from privframe.budgets import GDP, MAX_DELTA, ApproxDP, Budget, PureDP, as_gdp, budget_from_table, budget_to_table
-from privframe.context import RunContext
-from privframe.curves import PrivacyCurve, privacy_curve
-from privframe.data import as_data, load_data
+from privframe.bounds import Bounds, L2Ball
+from privframe.data.arrays import as_data, load_data
 from privframe.errors import (
     BudgetError,
     ConfigError,
@@ -27,12 +26,13 @@ from privframe.errors import (
     PTRFailed,
     SamplerRejected,
 )
-from privframe.estimators import CallableEstimator, MechanismEstimator, PrivateEstimator
-from privframe.hookspecs import hookimpl
-from privframe.ledger import Ledger, PrivacyEvent, Subsample, event_pld
-from privframe.method import Method
-from privframe.pipeline import Part, Pipeline, ResolvedPipeline
-from privframe.protocols import (
+from privframe.pipeline.build import Part, Pipeline, ResolvedPipeline
+from privframe.plugin import estimators, evaluation
+from privframe.plugin.context import RunContext
+from privframe.plugin.estimators import CallableEstimator, MechanismEstimator, PrivateEstimator
+from privframe.plugin.hookspecs import hookimpl
+from privframe.plugin.method import Method
+from privframe.plugin.protocols import (
     Accountant,
     BatchSmoothMechanism,
     DecomposableStatistic,
@@ -53,7 +53,7 @@ from privframe.protocols import (
     WeightedSelectionMechanism,
     WeightedStatistic,
 )
-from privframe.registry import (
+from privframe.plugin.registry import (
     AccountantRegistry,
     MechanismRegistry,
     MethodRegistry,
@@ -62,12 +62,29 @@ from privframe.registry import (
     StatisticRegistry,
     registry,
 )
-from privframe.resampling import BlockSeeds, Resamples, RunOptions
+from privframe.plugin.spending import PrivacySpender
+from privframe.privacy import accounting, noise
+from privframe.privacy.budgets import (
+    GDP,
+    MAX_DELTA,
+    ApproxDP,
+    Budget,
+    PureDP,
+    as_gdp,
+    budget_from_table,
+    budget_to_table,
+)
+from privframe.privacy.curves import PrivacyCurve, privacy_curve
+from privframe.privacy.events import PrivacyEvent, Subsample
+from privframe.privacy.ledger import Ledger, event_pld
+from privframe.privacy.releases import SmoothRelease, SmoothReleaseBatch
+from privframe.resampling import blocks as resampling
+from privframe.resampling.blocks import Resamples, RunOptions
+from privframe.resampling.design import Design
+from privframe.resampling.seeds import BlockSeeds
+from privframe.resampling.sizes import SizeRule
 from privframe.results import IntervalResult, RegionResult
 from privframe.session import Session, SessionCall
-from privframe.sizes import SizeRule
-from privframe.spending import PrivacySpender
-from privframe.types import Array, Bounds, Design, IndexMatrix, L2Ball, SmoothRelease, SmoothReleaseBatch
 
 if TYPE_CHECKING:
     from privframe import audit, experiments

@@ -8,11 +8,11 @@ from typing import Any
 import numpy.typing as npt
 
 from privframe._rng import RngLike
-from privframe.budgets import Budget
+from privframe.data.tables import select_columns
 from privframe.errors import ConfigError
-from privframe.pipeline import Part, Pipeline
+from privframe.pipeline.build import Part, Pipeline
+from privframe.privacy.budgets import Budget
 from privframe.results import IntervalResult, RegionResult
-from privframe.tables import select_columns
 
 __all__ = ["confidence_interval", "confidence_region"]
 

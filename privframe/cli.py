@@ -11,18 +11,19 @@ from typing import Any
 
 import numpy as np
 
-from privframe import accounting, audit
-from privframe.budgets import GDP, ApproxDP, Budget, PureDP
-from privframe.dask_data import connect, is_distributed_path, load_distributed
-from privframe.data import load_data
+from privframe import audit
+from privframe._typing import Array
+from privframe.data.arrays import load_data
+from privframe.data.files import connect, is_distributed_path, load_distributed
 from privframe.errors import PrivframeError
 from privframe.experiments import cli as experiment_cli
-from privframe.pipeline import Pipeline
-from privframe.protocols import SelectionMechanism
-from privframe.registry import registry
+from privframe.pipeline.build import Pipeline
+from privframe.plugin.protocols import SelectionMechanism
+from privframe.plugin.registry import registry
+from privframe.privacy import accounting
+from privframe.privacy.budgets import GDP, ApproxDP, Budget, PureDP
 from privframe.results import IntervalResult, RegionResult
 from privframe.session import Session
-from privframe.types import Array
 
 __all__ = ["build_parser", "demo_data", "main"]
 

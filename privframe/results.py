@@ -9,9 +9,9 @@ import attrs
 import numpy as np
 import numpy.typing as npt
 
-from privframe._frozen import frozen_mapping
+from privframe._typing import frozen_mapping
 from privframe.errors import ConfigError, DataError
-from privframe.ledger import Ledger
+from privframe.privacy.ledger import Ledger
 
 __all__ = ["IntervalResult", "RegionResult"]
 

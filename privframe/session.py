@@ -33,16 +33,17 @@ from typing import Any
 import attrs
 import numpy.typing as npt
 
-from privframe import accounting
 from privframe._rng import RngLike
-from privframe.budgets import GDP, ApproxDP, Budget, PureDP, budget_from_table, budget_to_table
-from privframe.data import as_data
-from privframe.distributed import as_distributed, is_dask_array
+from privframe.data.arrays import as_data
+from privframe.data.distributed import as_distributed, is_dask_array
+from privframe.data.tables import select_columns
 from privframe.errors import BudgetError, ConfigError, PrivframeError, PTRFailed
-from privframe.ledger import Ledger, PrivacyEvent
-from privframe.pipeline import Part, Pipeline
+from privframe.pipeline.build import Part, Pipeline
+from privframe.privacy import accounting
+from privframe.privacy.budgets import GDP, ApproxDP, Budget, PureDP, budget_from_table, budget_to_table
+from privframe.privacy.events import PrivacyEvent
+from privframe.privacy.ledger import Ledger
 from privframe.results import IntervalResult, RegionResult
-from privframe.tables import select_columns
 
 try:
     import fcntl

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from typing import Any, TypeAlias
 
 from privframe.errors import ConfigError
-from privframe.sizes import check_size_rule
+from privframe.resampling.sizes import check_size_rule
 
 __all__ = [
     "Validator",

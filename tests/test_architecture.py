@@ -16,8 +16,8 @@ import pytest
 from scipy import stats
 
 import privframe as pf
-from privframe.registration import PluginEntry
-from privframe.registry import PluginRegistry
+from privframe.plugin.registration import PluginEntry
+from privframe.plugin.registry import PluginRegistry
 from privframe_std.mechanisms.exponential import quantile_log_weights
 
 ROOT = Path(__file__).resolve().parents[1]

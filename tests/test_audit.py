@@ -24,7 +24,6 @@ import pytest
 from scipy import stats
 
 import privframe as pf
-from privframe import accounting
 from privframe.audit import (
     AuditResult,
     additive_release,
@@ -38,6 +37,7 @@ from privframe.audit import (
     tradeoff_curve,
     worst_case_pair,
 )
+from privframe.privacy import accounting
 
 N_SAMPLES = 100_000
 BATCH = 50_000

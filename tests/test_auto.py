@@ -16,10 +16,10 @@ import numpy as np
 import pytest
 
 import privframe as pf
-from privframe import accounting
-from privframe.auto import CANDIDATE_RULE, MAP_FORMAT, MethodMap, budget_scale
 from privframe.cli import main
 from privframe.experiments.methodmap import build_method_map, method_map_table, page_table
+from privframe.pipeline.methodmap import CANDIDATE_RULE, MAP_FORMAT, MethodMap, budget_scale
+from privframe.privacy import accounting
 
 E = pf.experiments
 ROOT = Path(__file__).resolve().parents[1]
@@ -46,7 +46,7 @@ def _entry(method: str, coverage: float | None, rel: float | None, refused: str 
 
 
 def _cell(n: int, label: str, budget: dict[str, Any], entries: list[dict[str, Any]]) -> dict[str, Any]:
-    unit, mu = budget_scale(pf.budgets.budget_from_table(budget))
+    unit, mu = budget_scale(pf.budget_from_table(budget))
     table = {"statistic": "mean", "n": n, "budget": label, "budget_table": budget, "unit": unit, "mu": mu}
     return {**table, "nominal": 0.9, "entries": entries}
 

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from scipy import stats
 
 import privframe as pf
-from privframe import accounting
+from privframe.privacy import accounting
 
 PROPERTY = settings(max_examples=60, deadline=None, derandomize=True)
 

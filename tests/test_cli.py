@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from privframe import accounting
 from privframe.cli import DEMO_TRUTH, demo_data, main
-from privframe.data import load_data
+from privframe.data.arrays import load_data
+from privframe.privacy import accounting
 
 CONFIG = """
 [pipeline]

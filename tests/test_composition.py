@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from scipy import stats
 
 import privframe as pf
-from privframe import accounting
+from privframe.privacy import accounting
 from privframe_std.methods.privsub import calibration
 from privframe_std.methods.privsub.budget import plan_budgets
 

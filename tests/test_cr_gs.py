@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import privframe as pf
-from privframe import accounting
+from privframe.privacy import accounting
 from privframe_std.samplers import kappa_star
 
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import privframe as pf
-from privframe.accounting import pure_dp_gdp_mu
+from privframe.privacy.accounting import pure_dp_gdp_mu
 
 pld_module = pytest.importorskip("dp_accounting.pld.privacy_loss_distribution")
 common = pytest.importorskip("dp_accounting.pld.common")

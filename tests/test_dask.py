@@ -16,7 +16,7 @@ import pytest
 
 import privframe as pf
 from privframe.cli import main
-from privframe.registry import PluginRegistry
+from privframe.plugin.registry import PluginRegistry
 from privframe_std.distributed.plan import check_multiplicity, draw_plan
 from privframe_std.samplers import _blocks
 from privframe_std.samplers._blocks import DATA_BLOCK, data_blocks

@@ -46,7 +46,7 @@ def test_rows_do_not_depend_on_chunking_or_workers(sampler: str) -> None:
 
 
 def test_block_rows_shrink_for_very_long_rows() -> None:
-    from privframe.resampling import BLOCK_ENTRIES, BLOCK_ROWS, block_rows
+    from privframe.resampling.blocks import BLOCK_ENTRIES, BLOCK_ROWS, block_rows
 
     assert block_rows(1000) == BLOCK_ROWS
     assert block_rows(BLOCK_ENTRIES // 4) == 4

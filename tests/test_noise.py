@@ -21,8 +21,8 @@ import pytest
 from scipy import special, stats
 
 import privframe as pf
-from privframe import noise
-from privframe.accounting import gdp_delta
+from privframe.privacy import noise
+from privframe.privacy.accounting import gdp_delta
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]

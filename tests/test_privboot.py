@@ -16,7 +16,7 @@ import pytest
 from dp_accounting.pld import privacy_loss_distribution as dp_pld
 
 import privframe as pf
-from privframe import accounting
+from privframe.privacy import accounting
 from privframe_std.methods.privboot import privboot_resamples
 from privframe_std.methods.privboot.accounting import (
     ASYMPTOTIC_FACTOR,

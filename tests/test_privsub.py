@@ -11,7 +11,7 @@ import pytest
 from scipy import stats
 
 import privframe as pf
-from privframe import accounting
+from privframe.privacy import accounting
 from privframe_std.methods.privsub import SubsampleECDF, calibration
 
 TRUNC = stats.truncnorm(a=-3, b=2, scale=2)  # experiments.md seed1/seed2 median data, bounds (-6, 4)

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import privframe as pf
-from privframe import evaluation
+from privframe.plugin import evaluation
 from privframe_std.methods.oneshot.radius import convolved_quantile
 
 GRID = np.linspace(0.0, 1.0, 5)

@@ -25,7 +25,7 @@ import pytest
 
 import privframe as pf
 from privframe.cli import main
-from privframe.pipeline import Pipeline
+from privframe.pipeline.build import Pipeline
 
 N = 2000
 BOUNDS = (0.0, 1.0)

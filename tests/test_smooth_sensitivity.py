@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 import privframe as pf
-from privframe import evaluation
+from privframe.plugin import evaluation
 from privframe_std.statistics.order import (
     Median,
     Quantile,

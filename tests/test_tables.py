@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 import privframe as pf
-from privframe.tables import select_columns
+from privframe.data.tables import select_columns
 
 RNG = np.random.default_rng(0)
 FRAME = pd.DataFrame(

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import privframe as pf
-from privframe.accounting import gdp_pure_epsilon
+from privframe.privacy.accounting import gdp_pure_epsilon
 
 
 @attrs.frozen

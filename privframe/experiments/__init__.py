@@ -9,6 +9,7 @@ uses registered names through :class:`privframe.Pipeline`; it knows no particula
 
 from __future__ import annotations
 
+from privframe._progress import Progress
 from privframe.experiments.cells import NON_PRIVATE, Cell, CellTask
 from privframe.experiments.config import ExperimentSpec, MethodSpec, builtin_names, load_experiment, report_names
 from privframe.experiments.executors import (
@@ -26,7 +27,6 @@ from privframe.experiments.metrics import TIMING_COLUMNS, CellSummary
 from privframe.experiments.report import run_all, write_report
 from privframe.experiments.runner import ExperimentResult, Refusal, run
 from privframe.experiments.trial import CellOutcome, TrialRecord
-from privframe.progress import Progress
 
 __all__ = [
     "EXECUTORS",

@@ -24,9 +24,9 @@ from typing import Any
 import attrs
 import numpy as np
 
-from privframe.budgets import GDP, ApproxDP, PureDP
 from privframe.experiments.config import ExperimentSpec
 from privframe.experiments.levels import budget_table
+from privframe.privacy.budgets import GDP, ApproxDP, PureDP
 
 __all__ = ["NON_PRIVATE", "Cell", "CellTask", "common_seed", "data_seed", "expand", "method_seed", "stable_key"]
 

@@ -60,13 +60,13 @@ from typing import Any
 
 import attrs
 
-from privframe._frozen import frozen_mapping
+from privframe._typing import frozen_mapping
 from privframe.errors import BudgetError, ConfigError
 from privframe.experiments.generators import Generator, make_generator
 from privframe.experiments.levels import BudgetLevel, parse_level
-from privframe.pipeline import Part, Pipeline
-from privframe.protocols import PopulationStatistic
-from privframe.registry import registry
+from privframe.pipeline.build import Part, Pipeline
+from privframe.plugin.protocols import PopulationStatistic
+from privframe.plugin.registry import registry
 
 __all__ = [
     "ExperimentSpec",

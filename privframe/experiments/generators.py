@@ -21,8 +21,8 @@ import attrs
 import numpy as np
 from scipy import integrate, special, stats
 
+from privframe._typing import Array
 from privframe.errors import ConfigError
-from privframe.types import Array
 
 __all__ = [
     "GENERATORS",

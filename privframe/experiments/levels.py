@@ -21,10 +21,10 @@ from typing import Any
 
 import attrs
 
-from privframe import accounting
-from privframe._frozen import frozen_mapping
-from privframe.budgets import GDP, ApproxDP, Budget, PureDP, budget_from_table, budget_to_table
+from privframe._typing import frozen_mapping
 from privframe.errors import BudgetError, ConfigError
+from privframe.privacy import accounting
+from privframe.privacy.budgets import GDP, ApproxDP, Budget, PureDP, budget_from_table, budget_to_table
 
 __all__ = ["BudgetLevel", "budget_table", "epsilon_at", "match_budget", "parse_level"]
 

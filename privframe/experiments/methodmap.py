@@ -20,13 +20,21 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from privframe.auto import CANDIDATE_RULE, MAP_FORMAT, SELECTION_RULE, MapCell, MapEntry, MethodMap, budget_scale
-from privframe.auto import statistic_key as _key
-from privframe.budgets import budget_to_table
 from privframe.errors import ConfigError
 from privframe.experiments.config import ExperimentSpec, MethodSpec
 from privframe.experiments.runner import ExperimentResult
 from privframe.experiments.store import write_json_atomic
+from privframe.pipeline.methodmap import (
+    CANDIDATE_RULE,
+    MAP_FORMAT,
+    SELECTION_RULE,
+    MapCell,
+    MapEntry,
+    MethodMap,
+    budget_scale,
+)
+from privframe.pipeline.methodmap import statistic_key as _key
+from privframe.privacy.budgets import budget_to_table
 
 __all__ = ["build_method_map", "method_map_table", "page_table", "update_page", "write_method_map"]
 

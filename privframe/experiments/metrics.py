@@ -34,7 +34,7 @@ import attrs
 from privframe.experiments.cells import CellTask
 from privframe.experiments.config import materialise
 from privframe.experiments.trial import CellOutcome, TrialRecord
-from privframe.pipeline import Pipeline
+from privframe.pipeline.build import Pipeline
 
 __all__ = ["TIMING_COLUMNS", "CellSummary", "describe_pipeline", "summarise"]
 

@@ -12,6 +12,7 @@ from typing import Any
 
 import attrs
 
+from privframe._progress import Progress
 from privframe.errors import ConfigError
 from privframe.experiments.cells import NON_PRIVATE, CellTask, expand
 from privframe.experiments.config import ExperimentSpec, load_experiment
@@ -21,7 +22,6 @@ from privframe.experiments.output import format_table, write_csv
 from privframe.experiments.plots import plot_experiment
 from privframe.experiments.store import CellStore, write_json_atomic
 from privframe.experiments.trial import CellOutcome, run_cell
-from privframe.progress import Progress
 
 __all__ = ["ExperimentResult", "Refusal", "run"]
 

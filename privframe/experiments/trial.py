@@ -17,12 +17,12 @@ from typing import Any
 import attrs
 import numpy as np
 
-from privframe.budgets import GDP, ApproxDP, Budget, PureDP
 from privframe.errors import PrivframeError, PTRFailed, SamplerRejected
 from privframe.experiments.cells import Cell, CellTask, common_seed, data_seed, method_seed
 from privframe.experiments.config import materialise
 from privframe.experiments.generators import make_generator
-from privframe.pipeline import Pipeline
+from privframe.pipeline.build import Pipeline
+from privframe.privacy.budgets import GDP, ApproxDP, Budget, PureDP
 from privframe.results import IntervalResult, RegionResult
 
 __all__ = ["NOTE_PREFIX", "CellOutcome", "Guarantee", "TrialRecord", "failure_note", "guarantee_of", "run_cell"]

@@ -10,14 +10,14 @@ from typing import ClassVar
 import attrs
 
 import privframe as pf
-from privframe.accounting import (
+from privframe.errors import BudgetError
+from privframe.privacy.accounting import (
     COMPOSITIONS,
     advanced_composition,
     amplify_wor,
     basic_composition,
     compose_homogeneous,
 )
-from privframe.errors import BudgetError
 
 __all__ = ["ApproxDPAccountant"]
 

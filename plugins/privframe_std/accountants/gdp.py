@@ -9,8 +9,8 @@ from typing import ClassVar
 import attrs
 
 import privframe as pf
-from privframe.accounting import gdp_compose, gdp_epsilon, pure_dp_gdp_mu
 from privframe.errors import BudgetError
+from privframe.privacy.accounting import gdp_compose, gdp_epsilon, pure_dp_gdp_mu
 
 __all__ = ["GDPAccountant"]
 

@@ -17,7 +17,7 @@ import numpy as np
 
 import privframe as pf
 from privframe.errors import ConfigError, DataError
-from privframe.evaluation import finite, guarded, prepare_data
+from privframe.plugin.evaluation import finite, guarded, prepare_data
 from privframe_std.distributed.plan import DrawPlan, draw_plan
 from privframe_std.samplers._blocks import data_blocks
 

@@ -9,8 +9,8 @@ import numpy as np
 from scipy.special import ndtri
 
 import privframe as pf
-from privframe import noise
 from privframe.errors import BudgetError
+from privframe.privacy import noise
 
 __all__ = [
     "GRID_MARGIN",

@@ -9,8 +9,8 @@ import attrs
 import numpy as np
 
 import privframe as pf
-from privframe import noise
 from privframe.errors import BudgetError
+from privframe.privacy import noise
 from privframe_std.mechanisms._checks import (
     check_sensitivity,
     float_event,

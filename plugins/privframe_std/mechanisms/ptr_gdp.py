@@ -23,8 +23,8 @@ import numpy as np
 from scipy.special import ndtri
 
 import privframe as pf
-from privframe import noise
 from privframe.errors import BudgetError, ConfigError, PTRFailed
+from privframe.privacy import noise
 from privframe_std.mechanisms._checks import GaussianNoiseLaw
 
 __all__ = ["PTRGDP"]

@@ -30,7 +30,7 @@ import numpy.typing as npt
 
 import privframe as pf
 from privframe.errors import ConfigError
-from privframe.resampling import seed_sequence_of
+from privframe.resampling.seeds import seed_sequence_of
 from privframe_std.samplers._kernels import distinct_subsets, iid_values
 
 __all__ = [

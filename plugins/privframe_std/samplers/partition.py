@@ -9,7 +9,7 @@ import numpy as np
 
 import privframe as pf
 from privframe.errors import ConfigError
-from privframe.sizes import SizeRule, resolve_size
+from privframe.resampling.sizes import SizeRule, resolve_size
 
 __all__ = ["Partition"]
 

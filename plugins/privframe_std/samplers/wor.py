@@ -8,7 +8,7 @@ import attrs
 import numpy as np
 
 import privframe as pf
-from privframe.sizes import SizeRule, resolve_size
+from privframe.resampling.sizes import SizeRule, resolve_size
 from privframe_std.samplers._blocks import distinct_rows
 
 __all__ = ["WithoutReplacement"]

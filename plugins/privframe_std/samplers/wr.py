@@ -11,7 +11,7 @@ from scipy import special
 
 import privframe as pf
 from privframe.errors import ConfigError, SamplerRejected
-from privframe.sizes import SizeRule, resolve_size
+from privframe.resampling.sizes import SizeRule, resolve_size
 from privframe_std.samplers._blocks import iid_rows_and_multiplicity
 
 __all__ = ["MultiplicityConstrained", "kappa_star"]

@@ -11,7 +11,7 @@ import attrs
 import numpy as np
 
 import privframe as pf
-from privframe.evaluation import order_statistic_index
+from privframe.plugin.evaluation import order_statistic_index
 from privframe_std.distributed.evaluate import evaluate_distributed
 
 __all__ = [

@@ -42,8 +42,8 @@ import numpy as np
 import numpy.typing as npt
 from scipy import optimize, special, stats
 
-from privframe import accounting
 from privframe.errors import BudgetError, ConfigError
+from privframe.privacy import accounting
 
 __all__ = [
     "PrivBootPLD",

@@ -13,8 +13,8 @@ import numpy as np
 from scipy import special
 
 import privframe as pf
-from privframe import accounting
 from privframe.errors import BudgetError, ConfigError
+from privframe.privacy import accounting
 from privframe_std.methods.privboot.accounting import ASYMPTOTIC_FACTOR, calibrate_mu0
 from privframe_std.methods.privboot.gmodel import fit_gmodel
 

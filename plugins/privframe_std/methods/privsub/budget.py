@@ -24,8 +24,8 @@ from typing import Any
 import attrs
 
 import privframe as pf
-from privframe import accounting
 from privframe.errors import BudgetError
+from privframe.privacy import accounting
 from privframe_std.methods.privsub.calibration import (
     SubsampledCalibration,
     calibrate_subsampled,

@@ -14,8 +14,9 @@ from collections.abc import Callable, Mapping
 
 import attrs
 
-from privframe._frozen import frozen_mapping
-from privframe.accounting import (
+from privframe._typing import frozen_mapping
+from privframe.errors import BudgetError, ConfigError
+from privframe.privacy.accounting import (
     COMPOSITION_SAFETY,
     COMPOSITIONS,
     amplify_wor,
@@ -25,7 +26,6 @@ from privframe.accounting import (
     compose_homogeneous,
     optimal_composition_delta,
 )
-from privframe.errors import BudgetError, ConfigError
 
 __all__ = ["SubsampledCalibration", "calibrate_subsampled", "compose_subsampled"]
 

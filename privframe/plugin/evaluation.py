@@ -14,10 +14,11 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from privframe._typing import Array, IndexMatrix
+from privframe.bounds import Bounds, L2Ball
 from privframe.errors import ConfigError, DataError, PluginError, PrivframeError
-from privframe.protocols import DirectStatistic, PreparingStatistic, RatedStatistic, SmoothStatistic, Statistic
-from privframe.resampling import Resamples
-from privframe.types import Array, Bounds, IndexMatrix, L2Ball
+from privframe.plugin.protocols import DirectStatistic, PreparingStatistic, RatedStatistic, SmoothStatistic, Statistic
+from privframe.resampling.blocks import Resamples
 
 __all__ = [
     "evaluate_full",

@@ -14,9 +14,11 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
-from privframe.budgets import Budget
-from privframe.ledger import PrivacyEvent
-from privframe.types import Array, Design, IndexMatrix, SmoothRelease, SmoothReleaseBatch
+from privframe._typing import Array, IndexMatrix
+from privframe.privacy.budgets import Budget
+from privframe.privacy.events import PrivacyEvent
+from privframe.privacy.releases import SmoothRelease, SmoothReleaseBatch
+from privframe.resampling.design import Design
 
 __all__ = [
     "Accountant",

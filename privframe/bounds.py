@@ -1,4 +1,4 @@
-"""Array aliases and the small value objects parts exchange: public bounds, a sampler's design, a smooth release."""
+"""Public bounds: the interval or L2 ball the data are clipped to, given by the user, never computed from data."""
 
 from __future__ import annotations
 
@@ -7,27 +7,11 @@ from typing import Any, TypeAlias
 
 import attrs
 import numpy as np
-import numpy.typing as npt
 
-from privframe.errors import ConfigError, DataError, PluginError
+from privframe._typing import Array
+from privframe.errors import ConfigError, DataError
 
-__all__ = [
-    "Array",
-    "Bounds",
-    "BoundsLike",
-    "Design",
-    "IndexMatrix",
-    "L2Ball",
-    "SmoothRelease",
-    "SmoothReleaseBatch",
-    "as_bounds",
-]
-
-Array: TypeAlias = npt.NDArray[np.float64]
-"""A float64 array (data, statistic values)."""
-
-IndexMatrix: TypeAlias = npt.NDArray[np.intp]
-"""A ``(B, m)`` integer matrix: row i holds the indices of resample i."""
+__all__ = ["Bounds", "BoundsLike", "L2Ball", "as_bounds"]
 
 
 def _finite(_: object, attribute: attrs.Attribute[float], value: float) -> None:
@@ -114,87 +98,3 @@ def as_bounds(bounds: object) -> Bounds | L2Ball | None:
         if set(bounds) == {"radius"}:
             return L2Ball(bounds["radius"])
     raise ConfigError("expected (low, high), pf.Bounds(low, high) or pf.L2Ball(radius)", path="bounds")
-
-
-def _positive_int(_: object, attribute: attrs.Attribute[int], value: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise PluginError("a sampler's design needs positive integer sizes", path=f"design.{attribute.name}")
-
-
-@attrs.frozen
-class Design:
-    """What a sampler draws, fixed from public quantities before any index exists.
-
-    Attributes
-    ----------
-    n, m, B : int
-        Population size, resample size, number of resamples.
-    kappa : int
-        The largest number of times one record can appear in one resample (1 without replacement). It is a
-        privacy claim: CR-GS multiplies the radius sensitivity by it.
-    replace : bool
-        Whether rows are drawn with replacement.
-    rho : float or None
-        Bound on the probability that the draw is rejected (``wr``); None for samplers that never reject.
-    block_rows : int or None
-        Rows per independently seeded block; None for the engine's rule (:func:`privframe.resampling.block_rows`).
-        A sampler whose rows are not independent (one permutation cut into blocks) sets it to B, so all rows
-        are one block.
-    """
-
-    n: int = attrs.field(validator=_positive_int)
-    m: int = attrs.field(validator=_positive_int)
-    B: int = attrs.field(validator=_positive_int)
-    kappa: int = attrs.field(validator=_positive_int)
-    replace: bool
-    rho: float | None = None
-    block_rows: int | None = None
-
-
-@attrs.frozen
-class SmoothRelease:
-    """What a smooth-bound (propose-test-release) mechanism released.
-
-    Parameters
-    ----------
-    value : ndarray
-        The noisy value.
-    bound : float
-        The bound the noise was scaled to: the privately proposed ``b`` (variant "bound"), the public
-        proposal ``b_0`` (variant "classic", test passed) or the global sensitivity (fallback). All of these
-        are released quantities, never the non-private smooth bound itself.
-    noise_scale : float
-        Standard deviation of the release noise.
-    passed : bool
-        False when the test failed and the fallback was used.
-    """
-
-    value: Array
-    bound: float
-    noise_scale: float
-    passed: bool = True
-
-
-@attrs.frozen(eq=False)
-class SmoothReleaseBatch:
-    """``N`` independent releases of a smooth-bound mechanism (row i is one :class:`SmoothRelease`).
-
-    Parameters
-    ----------
-    value : ndarray
-        ``(N, d)`` noisy values; NaN in a row that was not released.
-    bound : ndarray
-        ``(N,)`` bounds the noise was scaled to (NaN where not released).
-    noise_scale : ndarray
-        ``(N,)`` standard deviations of the release noise.
-    passed : ndarray
-        ``(N,)`` test outcomes (False where the test failed, released through a fallback or not at all).
-    released : ndarray
-        ``(N,)`` False where the test failed and nothing was released (``PTRFailed`` for a single release).
-    """
-
-    value: Array
-    bound: Array
-    noise_scale: Array
-    passed: npt.NDArray[np.bool_]
-    released: npt.NDArray[np.bool_]

@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from privframe._typing import Array
 from privframe.errors import DataError
-from privframe.types import Array
 
 __all__ = ["as_data", "load_data"]
 

@@ -49,13 +49,14 @@ from typing import Any, Protocol, runtime_checkable
 import attrs
 import numpy as np
 
-from privframe import accounting
-from privframe.budgets import GDP, ApproxDP, Budget, PureDP
+from privframe._typing import Array, IndexMatrix
+from privframe.bounds import Bounds, L2Ball
 from privframe.errors import BudgetError, ConfigError, DataError
-from privframe.evaluation import finite, global_sensitivity, guarded
-from privframe.ledger import PrivacyEvent
-from privframe.protocols import Mechanism, SelectionMechanism, Statistic
-from privframe.types import Array, Bounds, IndexMatrix, L2Ball
+from privframe.plugin.evaluation import finite, global_sensitivity, guarded
+from privframe.plugin.protocols import Mechanism, SelectionMechanism, Statistic
+from privframe.privacy import accounting
+from privframe.privacy.budgets import GDP, ApproxDP, Budget, PureDP
+from privframe.privacy.events import PrivacyEvent
 
 __all__ = ["CallableEstimator", "MechanismEstimator", "PrivateEstimator"]
 

@@ -16,9 +16,9 @@ from typing import Any
 
 import pluggy
 
-from privframe import hookspecs
 from privframe.errors import ConfigError, PluginError, PrivframeError
-from privframe.registration import (
+from privframe.plugin import hookspecs
+from privframe.plugin.registration import (
     HOOKS,
     KINDS,
     AccountantRegistry,

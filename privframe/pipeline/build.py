@@ -24,28 +24,29 @@ import attrs
 import numpy as np
 import numpy.typing as npt
 
-from privframe import auto, evaluation
-from privframe._frozen import frozen_mapping
 from privframe._rng import RngLike, as_seed_sequence
-from privframe.budgets import GDP, ApproxDP, Budget, PureDP, budget_from_table, budget_to_table
-from privframe.context import RunContext
-from privframe.data import as_data
-from privframe.distributed import DistributedData, as_distributed, is_dask_array
+from privframe._typing import Array, frozen_mapping
+from privframe.bounds import Bounds, L2Ball, as_bounds
+from privframe.data.arrays import as_data
+from privframe.data.distributed import DistributedData, as_distributed, is_dask_array
 from privframe.errors import BudgetError, ConfigError, PluginError, PTRFailed, join_path
-from privframe.evaluation import guarded
-from privframe.method import Method
-from privframe.protocols import (
+from privframe.pipeline import methodmap as auto
+from privframe.plugin import evaluation
+from privframe.plugin.context import RunContext
+from privframe.plugin.evaluation import guarded
+from privframe.plugin.method import Method
+from privframe.plugin.protocols import (
     DecomposableStatistic,
     RangedStatistic,
     Sampler,
     Statistic,
     StatisticWithDefaultMechanism,
 )
-from privframe.registration import Kind, PluginEntry
-from privframe.registry import PluginRegistry, registry
-from privframe.resampling import RunOptions
+from privframe.plugin.registration import Kind, PluginEntry
+from privframe.plugin.registry import PluginRegistry, registry
+from privframe.privacy.budgets import GDP, ApproxDP, Budget, PureDP, budget_from_table, budget_to_table
+from privframe.resampling.blocks import RunOptions
 from privframe.results import IntervalResult, RegionResult
-from privframe.types import Array, Bounds, L2Ball, as_bounds
 
 __all__ = ["Part", "Pipeline", "ResolvedPipeline"]
 

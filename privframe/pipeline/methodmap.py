@@ -30,11 +30,11 @@ from typing import Any
 
 import attrs
 
-from privframe import accounting
-from privframe._frozen import frozen_mapping
-from privframe.budgets import GDP, ApproxDP, Budget, PureDP
+from privframe._typing import frozen_mapping
+from privframe.bounds import Bounds, L2Ball, as_bounds
 from privframe.errors import ConfigError
-from privframe.types import Bounds, L2Ball, as_bounds
+from privframe.privacy import accounting
+from privframe.privacy.budgets import GDP, ApproxDP, Budget, PureDP
 
 __all__ = [
     "AUTO",
@@ -88,7 +88,7 @@ def budget_scale(budget: Budget) -> tuple[str, float]:
     Examples
     --------
     >>> import privframe as pf
-    >>> from privframe.auto import budget_scale
+    >>> from privframe.pipeline.methodmap import budget_scale
     >>> budget_scale(pf.GDP(2.0))
     ('gdp', 2.0)
     >>> unit, mu = budget_scale(pf.ApproxDP(1.0, 1e-6))

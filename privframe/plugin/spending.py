@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from privframe.budgets import Budget
+from privframe._typing import Array
 from privframe.errors import BudgetError
-from privframe.evaluation import guarded
-from privframe.ledger import Ledger, PrivacyEvent
-from privframe.protocols import Accountant, Mechanism, SmoothMechanism
-from privframe.types import Array, SmoothRelease
+from privframe.plugin.evaluation import guarded
+from privframe.plugin.protocols import Accountant, Mechanism, SmoothMechanism
+from privframe.privacy.budgets import Budget
+from privframe.privacy.events import PrivacyEvent
+from privframe.privacy.ledger import Ledger
+from privframe.privacy.releases import SmoothRelease
 
 __all__ = ["PrivacySpender"]
 

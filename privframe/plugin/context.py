@@ -14,18 +14,20 @@ from typing import Any
 import attrs
 import numpy as np
 
-from privframe import evaluation, resampling
-from privframe._frozen import frozen_mapping
 from privframe._rng import spawn_generators
-from privframe.budgets import Budget
-from privframe.distributed import DistributedData
+from privframe._typing import Array, frozen_mapping
+from privframe.bounds import Bounds, L2Ball
+from privframe.data.distributed import DistributedData
 from privframe.errors import BudgetError, ConfigError, PrivframeError
-from privframe.ledger import Ledger, PrivacyEvent
-from privframe.protocols import Accountant, Mechanism, Sampler, SmoothMechanism, Statistic
-from privframe.resampling import Resamples, RunOptions
+from privframe.plugin import evaluation
+from privframe.plugin.protocols import Accountant, Mechanism, Sampler, SmoothMechanism, Statistic
+from privframe.plugin.spending import PrivacySpender
+from privframe.privacy.budgets import Budget
+from privframe.privacy.events import PrivacyEvent
+from privframe.privacy.ledger import Ledger
+from privframe.privacy.releases import SmoothRelease
+from privframe.resampling.blocks import Resamples, RunOptions, draw
 from privframe.results import IntervalResult, RegionResult
-from privframe.spending import PrivacySpender
-from privframe.types import Array, Bounds, L2Ball, SmoothRelease
 
 __all__ = ["RunContext"]
 
@@ -177,7 +179,7 @@ class RunContext:
     def resample(self, rng: np.random.Generator) -> Resamples:
         """The sampler's resamples of the n records, seeded from ``rng``."""
         try:
-            return resampling.draw(self.sampler, self.n, rng, self.options)
+            return draw(self.sampler, self.n, rng, self.options)
         except PrivframeError as exc:
             if isinstance(exc, ConfigError):
                 raise exc.with_prefix("sampler") from exc

@@ -17,9 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from privframe.data import as_data, load_data
+from privframe._typing import Array
+from privframe.data.arrays import as_data, load_data
 from privframe.errors import ConfigError, DataError
-from privframe.types import Array
 
 __all__ = ["connect", "is_distributed_path", "load_distributed"]
 

@@ -11,8 +11,8 @@ from typing import Any
 
 import numpy as np
 
+from privframe._typing import Array
 from privframe.errors import ConfigError, DataError
-from privframe.types import Array
 
 __all__ = ["select_columns"]
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol, runtime_checkable
 
-from privframe.budgets import Budget
-from privframe.context import RunContext
+from privframe.plugin.context import RunContext
+from privframe.privacy.budgets import Budget
 from privframe.results import IntervalResult, RegionResult
 
 __all__ = ["Method"]

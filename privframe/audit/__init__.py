@@ -48,10 +48,11 @@ import numpy.typing as npt
 from scipy import special, stats
 
 from privframe._rng import RngLike, as_seed_sequence, spawn_generators
-from privframe.budgets import GDP, ApproxDP, Budget, PureDP
+from privframe._typing import Array
+from privframe.bounds import Bounds, L2Ball
 from privframe.errors import BudgetError, ConfigError, PTRFailed
-from privframe.protocols import BatchSmoothMechanism, Mechanism, SelectionMechanism, SmoothMechanism, Statistic
-from privframe.types import Array, Bounds, L2Ball
+from privframe.plugin.protocols import BatchSmoothMechanism, Mechanism, SelectionMechanism, SmoothMechanism, Statistic
+from privframe.privacy.budgets import GDP, ApproxDP, Budget, PureDP
 
 __all__ = [
     "AuditPoint",

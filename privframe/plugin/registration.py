@@ -15,15 +15,8 @@ from typing import Any, Generic, Literal, TypeAlias, TypeVar, get_args
 import attrs
 
 from privframe.errors import ConfigError, PluginError, PrivframeError, join_path
-from privframe.method import Method
-from privframe.protocols import (
-    Accountant,
-    Mechanism,
-    Sampler,
-    SelectionMechanism,
-    SmoothMechanism,
-    Statistic,
-)
+from privframe.plugin.method import Method
+from privframe.plugin.protocols import Accountant, Mechanism, Sampler, SelectionMechanism, SmoothMechanism, Statistic
 
 __all__ = [
     "HOOKS",

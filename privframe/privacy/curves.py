@@ -20,9 +20,9 @@ from typing import Any
 
 import attrs
 
-from privframe import accounting
-from privframe.budgets import GDP, ApproxDP, Budget, PureDP
 from privframe.errors import BudgetError, ConfigError
+from privframe.privacy import accounting
+from privframe.privacy.budgets import GDP, ApproxDP, Budget, PureDP
 
 __all__ = ["PLD_DISCRETIZATION", "PrivacyCurve", "budget_pld", "privacy_curve"]
 

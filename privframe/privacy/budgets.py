@@ -13,8 +13,8 @@ from typing import Any, TypeAlias
 
 import attrs
 
-from privframe import accounting
 from privframe.errors import BudgetError, ConfigError, join_path
+from privframe.privacy import accounting
 
 __all__ = ["GDP", "MAX_DELTA", "ApproxDP", "Budget", "PureDP", "as_gdp", "budget_from_table", "budget_to_table"]
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import pluggy
 
 if TYPE_CHECKING:
-    from privframe.registration import (
+    from privframe.plugin.registration import (
         AccountantRegistry,
         MechanismRegistry,
         MethodRegistry,

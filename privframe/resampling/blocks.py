@@ -14,30 +14,30 @@ import math
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, TypeVar, overload
+from typing import TYPE_CHECKING, TypeVar
 
 import attrs
 import numpy as np
 
 from privframe import validators
+from privframe._progress import Progress
+from privframe._typing import IndexMatrix
 from privframe.errors import ConfigError, PluginError
-from privframe.progress import Progress
-from privframe.types import Design, IndexMatrix
+from privframe.resampling.design import Design
+from privframe.resampling.seeds import BlockSeeds, seed_sequence_of
 
 if TYPE_CHECKING:
-    from privframe.protocols import Sampler
+    from privframe.plugin.protocols import Sampler
 
 __all__ = [
     "BLOCK_ENTRIES",
     "BLOCK_ROWS",
     "DEFAULT_MEMORY_BUDGET",
     "PROGRESS_INDICES",
-    "BlockSeeds",
     "Resamples",
     "RunOptions",
     "block_rows",
     "draw",
-    "seed_sequence_of",
     "settle_allocator",
 ]
 
@@ -85,41 +85,6 @@ class RunOptions:
     memory_budget: int = attrs.field(default=DEFAULT_MEMORY_BUDGET, validator=validators.integer_at_least(2**16))
     workers: int = attrs.field(default=1, validator=validators.integer_at_least(1))
     progress: bool | None = attrs.field(default=None, validator=validators.optional(validators.boolean))
-
-
-class BlockSeeds(Sequence[np.random.SeedSequence]):
-    """``count`` independent seeds derived lazily from one parent, so B = 10^9 costs no memory up front.
-
-    Seed i is ``SeedSequence(parent.entropy, spawn_key=parent.spawn_key + (i,))``, exactly what
-    ``parent.spawn(count)[i]`` would return for a parent that has spawned nothing; the caller must not spawn
-    from ``parent`` elsewhere (spawn a dedicated child for it).
-    """
-
-    def __init__(self, parent: np.random.SeedSequence, count: int) -> None:
-        self._parent = parent
-        self._count = count
-
-    def __len__(self) -> int:
-        return self._count
-
-    @overload
-    def __getitem__(self, i: int) -> np.random.SeedSequence: ...
-
-    @overload
-    def __getitem__(self, i: slice) -> Sequence[np.random.SeedSequence]: ...
-
-    def __getitem__(self, i: int | slice) -> np.random.SeedSequence | Sequence[np.random.SeedSequence]:
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(self._count))]
-        if i < 0:
-            i += self._count
-        if not 0 <= i < self._count:
-            raise IndexError("block index out of range")
-        parent = self._parent
-        return np.random.SeedSequence(parent.entropy, spawn_key=(*parent.spawn_key, i), pool_size=parent.pool_size)
-
-    def __repr__(self) -> str:
-        return f"BlockSeeds(count={self._count})"
 
 
 @attrs.frozen
@@ -269,14 +234,6 @@ class Resamples:
     def matrix(self) -> IndexMatrix:
         """All B rows at once (small problems and tests only; ignores the memory budget)."""
         return np.concatenate([self.block(i) for i in range(len(self.block_seeds))], axis=0)
-
-
-def seed_sequence_of(rng: np.random.Generator) -> np.random.SeedSequence:
-    """The seed sequence ``rng`` was built from (a fresh one drawn from ``rng`` if it has none)."""
-    seed_seq = rng.bit_generator.seed_seq
-    if isinstance(seed_seq, np.random.SeedSequence):
-        return seed_seq
-    return np.random.SeedSequence(rng.integers(0, 2**63, size=4).tolist())
 
 
 @functools.cache

@@ -1,0 +1,1 @@
+"""The plugin author's API (filled in below)."""
