@@ -1,6 +1,9 @@
 """privframe: differentially private confidence intervals and regions via resampling.
 
-The core knows no particular statistic, mechanism or method; those are plugins found through the
+``import privframe as pf`` gives the analyst's names: the front door (``confidence_interval``,
+``confidence_region``), budgets, bounds, results and their ledgers, pipelines, sessions and errors. Plugin
+authors import :mod:`privframe.plugin` (``import privframe.plugin as pp``), which holds everything a plugin
+needs. The core knows no particular statistic, mechanism or method: those are plugins found through the
 ``privframe`` entry-point group (the standard ones live in ``privframe_std``). The experiment harness
 (``pf.experiments``) and the auditor (``pf.audit``) are clients of the core, imported on first use.
 """
@@ -8,14 +11,12 @@ The core knows no particular statistic, mechanism or method; those are plugins f
 from __future__ import annotations
 
 import importlib
+import warnings
 from typing import TYPE_CHECKING, Any
 
-from privframe import validators
-from privframe._rng import RngLike, as_seed_sequence, spawn_generators
-from privframe._typing import Array, IndexMatrix
 from privframe.api import confidence_interval, confidence_region
 from privframe.bounds import Bounds, L2Ball
-from privframe.data.arrays import as_data, load_data
+from privframe.data.arrays import load_data
 from privframe.errors import (
     BudgetError,
     ConfigError,
@@ -26,80 +27,111 @@ from privframe.errors import (
     PTRFailed,
     SamplerRejected,
 )
-from privframe.pipeline.build import Part, Pipeline, ResolvedPipeline
-from privframe.plugin import estimators, evaluation
-from privframe.plugin.context import RunContext
-from privframe.plugin.estimators import CallableEstimator, MechanismEstimator, PrivateEstimator
-from privframe.plugin.hookspecs import hookimpl
-from privframe.plugin.method import Method
-from privframe.plugin.protocols import (
-    Accountant,
-    BatchSmoothMechanism,
-    DecomposableStatistic,
-    DescribedNoise,
-    DirectStatistic,
-    Mechanism,
-    PopulationStatistic,
-    PreparingStatistic,
-    QuantileStatistic,
-    RangedStatistic,
-    RatedStatistic,
-    Sampler,
-    SelectionMechanism,
-    SmoothMechanism,
-    SmoothStatistic,
-    Statistic,
-    StatisticWithDefaultMechanism,
-    WeightedSelectionMechanism,
-    WeightedStatistic,
-)
-from privframe.plugin.registry import (
-    AccountantRegistry,
-    MechanismRegistry,
-    MethodRegistry,
-    PluginEntry,
-    SamplerRegistry,
-    StatisticRegistry,
-    registry,
-)
-from privframe.plugin.spending import PrivacySpender
-from privframe.privacy import accounting, noise
-from privframe.privacy.budgets import (
-    GDP,
-    MAX_DELTA,
-    ApproxDP,
-    Budget,
-    PureDP,
-    as_gdp,
-    budget_from_table,
-    budget_to_table,
-)
+from privframe.pipeline.build import Pipeline
+from privframe.pipeline.parts import Part
+from privframe.plugin.registry import registry
+from privframe.privacy.budgets import GDP, MAX_DELTA, ApproxDP, Budget, PureDP, budget_from_table
 from privframe.privacy.curves import PrivacyCurve, privacy_curve
-from privframe.privacy.events import PrivacyEvent, Subsample
+from privframe.privacy.events import PrivacyEvent
 from privframe.privacy.ledger import Ledger, event_pld
-from privframe.privacy.releases import SmoothRelease, SmoothReleaseBatch
-from privframe.resampling import blocks as resampling
-from privframe.resampling.blocks import Resamples, RunOptions
-from privframe.resampling.design import Design
-from privframe.resampling.seeds import BlockSeeds
-from privframe.resampling.sizes import SizeRule
 from privframe.results import IntervalResult, RegionResult
-from privframe.session import Session, SessionCall
+from privframe.session import Session
 
 if TYPE_CHECKING:
-    from privframe import audit, experiments
+    from privframe import audit, experiments, plugin
 
 __version__ = "0.1.0"
 
-_LAZY = ("audit", "experiments")
+_LAZY = ("audit", "experiments", "plugin")
+
+_MOVED = {
+    **{
+        name: f"privframe.plugin.{name}"
+        for name in [
+            "Accountant",
+            "AccountantRegistry",
+            "Array",
+            "BatchSmoothMechanism",
+            "CallableEstimator",
+            "DecomposableStatistic",
+            "DescribedNoise",
+            "Design",
+            "DirectStatistic",
+            "IndexMatrix",
+            "Mechanism",
+            "MechanismEstimator",
+            "MechanismRegistry",
+            "Method",
+            "MethodRegistry",
+            "PopulationStatistic",
+            "PreparingStatistic",
+            "PrivateEstimator",
+            "RangedStatistic",
+            "RatedStatistic",
+            "Resamples",
+            "RunContext",
+            "Sampler",
+            "SamplerRegistry",
+            "SelectionMechanism",
+            "SmoothMechanism",
+            "SmoothRelease",
+            "SmoothReleaseBatch",
+            "SmoothStatistic",
+            "Statistic",
+            "StatisticRegistry",
+            "Subsample",
+            "WeightedSelectionMechanism",
+            "WeightedStatistic",
+            "accounting",
+            "as_gdp",
+            "hookimpl",
+            "noise",
+            "validators",
+        ]
+    },
+    "budget_to_table": "privframe.privacy.budgets.budget_to_table",
+    "as_data": "privframe.data.as_data",
+    "as_seed_sequence": "privframe._rng.as_seed_sequence",
+    "spawn_generators": "privframe._rng.spawn_generators",
+    "RngLike": "privframe._rng.RngLike",
+    "BlockSeeds": "privframe.resampling.seeds.BlockSeeds",
+    "RunOptions": "privframe.resampling.blocks.RunOptions",
+    "SizeRule": "privframe.resampling.sizes.SizeRule",
+    "PrivacySpender": "privframe.plugin.spending.PrivacySpender",
+    "PluginEntry": "privframe.plugin.registration.PluginEntry",
+    "ResolvedPipeline": "privframe.pipeline.resolve.ResolvedPipeline",
+    "SessionCall": "privframe.session.SessionCall",
+    "estimators": "privframe.plugin.estimators",
+    "evaluation": "privframe.plugin.evaluation",
+    "resampling": "privframe.resampling.blocks",
+}
+"""Names ``pf`` had before 0.2 and where they live now: they still resolve, with a ``DeprecationWarning``
+(removed in the next release; ``CHANGELOG.md`` lists every move)."""
+
+
+def _resolve(target: str) -> Any:
+    try:
+        return importlib.import_module(target)
+    except ModuleNotFoundError:
+        module, _, attribute = target.rpartition(".")
+        return getattr(importlib.import_module(module), attribute)
 
 
 def __getattr__(name: str) -> Any:
-    """Import the auditor and the experiment harness on first use, so ``import privframe`` stays light."""
+    """Import the auditor, the harness and the plugin API on first use; resolve moved names with a warning."""
     if name in _LAZY:
         module = importlib.import_module(f"privframe.{name}")
         globals()[name] = module
         return module
+    if name in _MOVED:
+        target = _MOVED[name]
+        warnings.warn(
+            f"pf.{name} moved to {target} (plugin authors: import privframe.plugin as pp); "
+            "the old name goes away in the next release",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return _resolve(target)
     raise AttributeError(f"module 'privframe' has no attribute '{name}'")
 
 
@@ -109,92 +141,37 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "GDP",
-    "Accountant",
-    "AccountantRegistry",
+    "MAX_DELTA",
     "ApproxDP",
-    "Array",
-    "BatchSmoothMechanism",
-    "DescribedNoise",
-    "BlockSeeds",
     "Bounds",
     "Budget",
     "BudgetError",
-    "CallableEstimator",
     "ConfigError",
     "DataError",
-    "DecomposableStatistic",
-    "Design",
-    "DirectStatistic",
-    "IndexMatrix",
     "IntervalResult",
     "L2Ball",
     "Ledger",
-    "MAX_DELTA",
-    "Mechanism",
-    "MechanismEstimator",
-    "MechanismRegistry",
-    "Method",
-    "MethodRegistry",
     "PTRFailed",
     "Part",
     "Pipeline",
-    "PluginEntry",
     "PluginError",
-    "PopulationStatistic",
-    "PreparingStatistic",
     "PrivacyCurve",
     "PrivacyEvent",
-    "PrivacySpender",
     "PrivacyWarning",
-    "PrivateEstimator",
     "PrivframeError",
     "PureDP",
-    "QuantileStatistic",
-    "RangedStatistic",
-    "RatedStatistic",
     "RegionResult",
-    "Resamples",
-    "ResolvedPipeline",
-    "RngLike",
-    "RunContext",
-    "RunOptions",
-    "Sampler",
-    "SamplerRegistry",
     "SamplerRejected",
-    "SelectionMechanism",
     "Session",
-    "SessionCall",
-    "SizeRule",
-    "SmoothMechanism",
-    "SmoothRelease",
-    "SmoothReleaseBatch",
-    "SmoothStatistic",
-    "Statistic",
-    "StatisticRegistry",
-    "StatisticWithDefaultMechanism",
-    "Subsample",
-    "WeightedSelectionMechanism",
-    "WeightedStatistic",
     "__version__",
-    "accounting",
-    "as_data",
-    "as_gdp",
-    "as_seed_sequence",
     "audit",
     "budget_from_table",
-    "budget_to_table",
     "confidence_interval",
     "confidence_region",
-    "estimators",
-    "evaluation",
     "event_pld",
     "experiments",
-    "hookimpl",
     "load_data",
-    "noise",
+    "plugin",
     "privacy_curve",
     "registry",
-    "resampling",
-    "spawn_generators",
-    "validators",
 ]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeAlias
 
 import attrs
 import numpy as np
@@ -13,7 +13,7 @@ from privframe._typing import frozen_mapping
 from privframe.errors import ConfigError, DataError
 from privframe.privacy.ledger import Ledger
 
-__all__ = ["IntervalResult", "RegionResult"]
+__all__ = ["IntervalResult", "RegionResult", "Result"]
 
 
 def _readonly_vector(value: npt.ArrayLike) -> npt.NDArray[np.float64]:
@@ -141,3 +141,7 @@ class RegionResult:
             f"{self.confidence:.0%} ball center {center} radius {self.radius:.6g} "
             f"({self.method}; {self.privacy.summary()})"
         )
+
+
+Result: TypeAlias = IntervalResult | RegionResult
+"""What a method returns: an interval (a scalar statistic) or a ball (a vector one)."""

@@ -34,11 +34,11 @@ import attrs
 import numpy.typing as npt
 
 from privframe._rng import RngLike
-from privframe.data.arrays import as_data
-from privframe.data.distributed import as_distributed, is_dask_array
-from privframe.data.tables import select_columns
+from privframe.api import as_interval, as_region
+from privframe.data.distributed import DistributedData
 from privframe.errors import BudgetError, ConfigError, PrivframeError, PTRFailed
-from privframe.pipeline.build import Part, Pipeline
+from privframe.pipeline.build import Pipeline, assemble_request
+from privframe.pipeline.request import Request, request, session_method
 from privframe.privacy import accounting
 from privframe.privacy.budgets import GDP, ApproxDP, Budget, PureDP, budget_from_table, budget_to_table
 from privframe.privacy.events import PrivacyEvent
@@ -55,7 +55,6 @@ __all__ = ["Session", "SessionCall", "call_charge", "compose_charges"]
 _FORMAT = "privframe-session/1"
 _REL_TOL = 1e-12
 OUTCOMES = ("running", "released", "ptr-failed", "error")
-PartSpec = Part | str | Mapping[str, Any] | None
 
 
 def _as_events(events: Sequence[PrivacyEvent]) -> tuple[PrivacyEvent, ...]:
@@ -272,77 +271,12 @@ class Session:
 
     # -- calls --------------------------------------------------------------------------------------------
 
-    def confidence_interval(
-        self,
-        x: npt.ArrayLike,
-        statistic: Part | str | Mapping[str, Any],
-        *,
-        method: Part | str | Mapping[str, Any],
-        budget: Budget,
-        bounds: object = None,
-        confidence: float = 0.9,
-        sampler: PartSpec = None,
-        mechanism: PartSpec = None,
-        accountant: PartSpec = None,
-        rng: RngLike = None,
-        columns: Sequence[str] | None = None,
-        **options: Any,
-    ) -> IntervalResult:
-        """:func:`privframe.confidence_interval`, charged to the session first (same parameters)."""
-        from privframe.api import as_interval
-
-        self._admit(budget)
-        pipe = Pipeline.build(
-            statistic,
-            method=method,
-            budget=budget,
-            bounds=bounds,
-            confidence=confidence,
-            sampler=sampler,
-            mechanism=mechanism,
-            accountant=accountant,
-            **options,
-        )
-        return as_interval(pipe, self._run(pipe, select_columns(x, columns), rng, raw=False))
-
-    def confidence_region(
-        self,
-        x: npt.ArrayLike,
-        statistic: Part | str | Mapping[str, Any],
-        *,
-        method: Part | str | Mapping[str, Any],
-        budget: Budget,
-        bounds: object = None,
-        confidence: float = 0.9,
-        sampler: PartSpec = None,
-        mechanism: PartSpec = None,
-        accountant: PartSpec = None,
-        rng: RngLike = None,
-        columns: Sequence[str] | None = None,
-        **options: Any,
-    ) -> RegionResult:
-        """:func:`privframe.confidence_region`, charged to the session first (same parameters)."""
-        self._admit(budget)
-        pipe = Pipeline.build(
-            statistic,
-            method=method,
-            budget=budget,
-            bounds=bounds,
-            confidence=confidence,
-            sampler=sampler,
-            mechanism=mechanism,
-            accountant=accountant,
-            **options,
-        )
-        result = self._run(pipe, select_columns(x, columns), rng, raw=True)
-        return result.to_region() if isinstance(result, IntervalResult) else result
-
     def run(self, pipeline: Pipeline, x: npt.ArrayLike, rng: RngLike = None) -> IntervalResult | RegionResult:
         """:meth:`Pipeline.run`, charged to the session first (the pipeline's budget is the charge)."""
         if not isinstance(pipeline, Pipeline):
             raise ConfigError("expected a pf.Pipeline", path="pipeline")
         self._admit(pipeline.budget)
-        return self._run(pipeline, x, rng, raw=False)
+        return self._run(pipeline, x, rng, region=False)
 
     def _after(self, budget: Budget | None) -> Budget:
         """The charge of a call with ``budget`` if it fits now, else ``BudgetError`` (nothing recorded)."""
@@ -369,11 +303,13 @@ class Session:
             self._reload()
             self._after(budget)
 
-    def _run(self, pipe: Pipeline, x: npt.ArrayLike, rng: RngLike, *, raw: bool) -> IntervalResult | RegionResult:
+    def _run(self, pipe: Pipeline, x: npt.ArrayLike, rng: RngLike, *, region: bool) -> IntervalResult | RegionResult:
         # The public schema check: a malformed input is not a release and costs nothing (a Dask array's
         # values are checked on the workers, before anything is released).
-        data: Any = as_distributed(x).array if is_dask_array(x) else as_data(x)
-        pipe = pipe.select(data.shape[0])  # method="auto" chooses from n (public) before anything is charged
+        data = pipe.prepare(x)
+        n = data.n if isinstance(data, DistributedData) else int(data.shape[0])
+        pipe = pipe.select(n)  # method="auto" chooses from n (public) before anything is charged
+        pipe.check(n)  # a refusal that needs only n (blbquant's min_block) costs nothing either
         with self._locked():  # admit and record in one step, so two processes cannot both spend the rest
             self._reload()
             budget = pipe.budget
@@ -383,7 +319,7 @@ class Session:
             self._calls.append(call)
             self._store()
         try:
-            result = pipe.run_raw(data, rng) if raw else pipe.run(data, rng)
+            result = pipe.execute(data, rng, region=region)
         except PTRFailed as exc:
             self._finish(call, "ptr-failed", exc.ledger.events if exc.ledger is not None else ())
             raise
@@ -407,6 +343,38 @@ class Session:
         spent = self.spent
         if spent is not None and not _fits(spent, self._budget):
             raise ConfigError("the recorded calls already spend more than the session's total", path="calls")
+
+    def _interval(self, x: Any, req: Request) -> IntervalResult:
+        """:func:`privframe.confidence_interval`, charged to the session first.
+
+        The call is admitted (its budget must fit what is left) before anything is built or read, and charged
+        once its pipeline has been checked at n.
+
+        {parameters}
+
+        Returns
+        -------
+        IntervalResult
+        """
+        self._admit(req.budget)
+        pipe = assemble_request(attrs.evolve(req, rng=None))
+        return as_interval(pipe, self._run(pipe, x, req.rng, region=False))
+
+    def _region(self, x: Any, req: Request) -> RegionResult:
+        """:func:`privframe.confidence_region`, charged to the session first.
+
+        {parameters}
+
+        Returns
+        -------
+        RegionResult
+        """
+        self._admit(req.budget)
+        pipe = assemble_request(attrs.evolve(req, rng=None))
+        return as_region(self._run(pipe, x, req.rng, region=True))
+
+    confidence_interval = session_method(request, _interval)
+    confidence_region = session_method(request, _region)
 
     # -- files --------------------------------------------------------------------------------------------
 

@@ -16,6 +16,7 @@ import pytest
 from scipy import stats
 
 import privframe as pf
+import privframe.plugin as pp
 from privframe.plugin.registration import PluginEntry
 from privframe.plugin.registry import PluginRegistry
 from privframe_std.mechanisms.exponential import quantile_log_weights
@@ -132,18 +133,18 @@ def test_build_resolves_against_the_registry_it_is_given() -> None:
     @attrs.frozen
     class Share:
         name: ClassVar[str] = "private-share"
-        requires_bounds: ClassVar[bool] = False
+        traits: ClassVar[pp.StatisticTraits] = pp.StatisticTraits(requires_bounds=False)
 
-        def evaluate_batch(self, x: pf.Array, index: pf.IndexMatrix) -> pf.Array:
-            share: pf.Array = (x[index] > 0).mean(axis=1, keepdims=True)
+        def evaluate_batch(self, x: pp.Array, index: pp.IndexMatrix) -> pp.Array:
+            share: pp.Array = (x[index] > 0).mean(axis=1, keepdims=True)
             return share
 
         def sensitivity(self, k: int, bounds: Any) -> float:
             return 1.0 / k
 
     class Plugin:
-        @pf.hookimpl
-        def privframe_register_statistics(self, registry: pf.StatisticRegistry) -> None:
+        @pp.hookimpl
+        def privframe_register_statistics(self, registry: pp.StatisticRegistry) -> None:
             registry.add(Share)
 
     private = PluginRegistry()
@@ -166,18 +167,14 @@ def _method(**members: Any) -> type:
     @attrs.frozen
     class Probe:
         name: ClassVar[str] = "probe-method"
-        needs: ClassVar[Mapping[str, Any]] = members.get(
-            "needs", {"mechanism": pf.Mechanism, "accountant": pf.Accountant}
-        )
-        private: ClassVar[bool] = members.get("private", True)
+        needs: ClassVar[pp.MethodNeeds] = members.get("needs", pp.MethodNeeds(sampler=None))
 
         def defaults(self, budget: pf.Budget | None, confidence: float) -> Mapping[str, object]:
             return dict(members.get("defaults", {"mechanism": "gaussian", "accountant": "gdp"}))
 
-        def run(self, ctx: pf.RunContext) -> pf.IntervalResult:
-            value, _ = ctx.release(
-                ctx.evaluate(), ctx.sensitivity(ctx.n), pf.as_gdp(ctx.budget), label="value", rng=ctx.generators(1)[0]
-            )
+        def run(self, ctx: pp.RunContext[pp.Mechanism]) -> pf.IntervalResult:
+            event = ctx.plan(ctx.sensitivity(ctx.n), pp.as_gdp(ctx.budget), label="value")
+            value = ctx.release(ctx.evaluate(), event, rng=ctx.generators(1)[0])
             return ctx.interval(float(value[0]) - 1, float(value[0]) + 1, float(value[0]))
 
     return Probe
@@ -191,8 +188,8 @@ def probe() -> Iterator[Any]:
         method = _method(**members)
 
         class Plugin:
-            @pf.hookimpl
-            def privframe_register_methods(self, registry: pf.MethodRegistry) -> None:
+            @pp.hookimpl
+            def privframe_register_methods(self, registry: pp.MethodRegistry) -> None:
                 registry.add(method)
 
         names.append(pf.registry.register(Plugin(), name=f"test-probe-{len(names)}"))
@@ -217,10 +214,13 @@ def test_a_part_of_the_wrong_protocol_is_refused_before_the_run(probe: Any) -> N
         pf.Pipeline.build("mean", method="probe-method", budget=pf.GDP(1.0), bounds=(0, 1), sampler="wor")
 
 
-def test_a_private_method_that_charges_no_accountant_is_a_plugin_error(probe: Any) -> None:
-    probe(needs={"mechanism": pf.Mechanism}, defaults={"mechanism": "gaussian"})
-    with pytest.raises(pf.PluginError, match="needs no accountant"):
+def test_a_private_method_always_charges_an_accountant(probe: Any) -> None:
+    # MethodNeeds(private=True) always includes an accountant: a method cannot declare its way out of one.
+    probe(defaults={"mechanism": "gaussian"})
+    with pytest.raises(pf.ConfigError, match=r"^accountant: method 'probe-method' needs an accountant"):
         pf.Pipeline.build("mean", method="probe-method", budget=pf.GDP(1.0), bounds=(0, 1))
+    assert pp.MethodNeeds().part("accountant") == (pp.Accountant,)
+    assert pp.MethodNeeds(private=False).part("accountant") is None
 
 
 def test_a_method_without_a_default_mechanism_takes_the_statistics_own(probe: Any) -> None:
@@ -232,16 +232,16 @@ def test_a_method_without_a_default_mechanism_takes_the_statistics_own(probe: An
     class NoDefault:
         name: ClassVar[str] = "no-default-mechanism"
 
-        def evaluate_batch(self, x: pf.Array, index: pf.IndexMatrix) -> pf.Array:
-            means: pf.Array = x[index].mean(axis=1, keepdims=True)
+        def evaluate_batch(self, x: pp.Array, index: pp.IndexMatrix) -> pp.Array:
+            means: pp.Array = x[index].mean(axis=1, keepdims=True)
             return means
 
         def sensitivity(self, k: int, bounds: Any) -> float:
             return float(bounds.width) / k
 
     class Plugin:
-        @pf.hookimpl
-        def privframe_register_statistics(self, registry: pf.StatisticRegistry) -> None:
+        @pp.hookimpl
+        def privframe_register_statistics(self, registry: pp.StatisticRegistry) -> None:
             registry.add(NoDefault)
 
     name = pf.registry.register(Plugin(), name="test-no-default")
@@ -265,7 +265,7 @@ def test_the_ledger_of_every_method_names_a_registered_accountant() -> None:
     }
     for method in pf.registry.names("method"):
         entry = pf.registry.get("method", method)
-        if entry.plugin.startswith("std-") and pf.registry.create("method", method).private:
+        if entry.plugin.startswith("std-") and pf.registry.create("method", method).needs.private:
             call = {"statistic": "mean", **calls[method]}
             res = pf.confidence_interval(x, call.pop("statistic"), method=method, bounds=(0, 1), rng=1, **call)
             assert res.privacy.accountant in accountants, method
@@ -291,14 +291,14 @@ def test_errors_carry_their_path_and_take_a_prefix() -> None:
 @pytest.mark.parametrize(
     ("validator", "good", "bad", "message"),
     [
-        (pf.validators.probability, 0.5, 1.0, "must be a number in (0, 1)"),
-        (pf.validators.positive, 2.0, 0.0, "must be a finite number > 0"),
-        (pf.validators.finite, -3.0, float("inf"), "must be a finite number"),
-        (pf.validators.boolean, False, 0, "must be true or false"),
-        (pf.validators.integer_at_least(3), 3, 2, "must be an integer >= 3"),
-        (pf.validators.choice("a", "b"), "a", "c", "must be one of 'a', 'b'"),
-        (pf.validators.optional(pf.validators.probability), None, 2.0, "must be a number in (0, 1) or omitted"),
-        (pf.validators.size, "n^(2/3)", "n^3", "expected an integer or a rule"),
+        (pp.validators.probability, 0.5, 1.0, "must be a number in (0, 1)"),
+        (pp.validators.positive, 2.0, 0.0, "must be a finite number > 0"),
+        (pp.validators.finite, -3.0, float("inf"), "must be a finite number"),
+        (pp.validators.boolean, False, 0, "must be true or false"),
+        (pp.validators.integer_at_least(3), 3, 2, "must be an integer >= 3"),
+        (pp.validators.choice("a", "b"), "a", "c", "must be one of 'a', 'b'"),
+        (pp.validators.optional(pp.validators.probability), None, 2.0, "must be a number in (0, 1) or omitted"),
+        (pp.validators.size, "n^(2/3)", "n^3", "expected an integer or a rule"),
     ],
 )
 def test_shared_validators(validator: Any, good: Any, bad: Any, message: str) -> None:
@@ -312,7 +312,7 @@ def test_shared_validators(validator: Any, good: Any, bad: Any, message: str) ->
     assert info.value.path == "value"
     assert info.value.message.startswith(message)
     assert isinstance(True, int)  # bool is an int: the numeric validators must still refuse it
-    if validator is not pf.validators.boolean:
+    if validator is not pp.validators.boolean:
         with pytest.raises(pf.ConfigError):
             Options(True)
 
@@ -337,7 +337,7 @@ def test_weighted_evaluation_equals_the_statistic_on_the_expanded_multiset() -> 
     weights = rng.multinomial(40, np.full(9, 1 / 9), size=6).astype(np.float64)
     for name, options in (("mean", {}), ("median", {}), ("quantile", {"q": 0.5})):
         statistic = pf.registry.create("statistic", name, options)
-        assert isinstance(statistic, pf.WeightedStatistic)
+        assert isinstance(statistic, pp.WeightedStatistic)
         expanded = np.stack([np.repeat(values, row.astype(int)) for row in weights])
         direct = statistic.evaluate_batch(expanded.ravel(), np.arange(expanded.size).reshape(expanded.shape))[:, 0]
         np.testing.assert_allclose(statistic.evaluate_weighted(values, weights), direct, rtol=1e-14)
@@ -348,7 +348,7 @@ def test_weighted_selection_with_unit_weights_has_the_law_of_the_exponential_mec
     frequency of each piece with its exact probability (a chi-square test at a fixed seed)."""
     mechanism = pf.registry.create("mechanism", "exponential")
     median = pf.registry.create("statistic", "median")
-    assert isinstance(mechanism, pf.WeightedSelectionMechanism)
+    assert isinstance(mechanism, pp.WeightedSelectionMechanism)
     values = np.array([0.1, 0.3, 0.35, 0.8, 0.9])
     event = mechanism.plan_selection(median, pf.PureDP(2.0), label="x")
     draws = mechanism.select_weighted(

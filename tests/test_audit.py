@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
+from types import MappingProxyType
 from typing import Any, ClassVar
 
 import attrs
@@ -24,6 +25,7 @@ import pytest
 from scipy import stats
 
 import privframe as pf
+import privframe.plugin as pp
 from privframe.audit import (
     AuditResult,
     additive_release,
@@ -38,6 +40,7 @@ from privframe.audit import (
     worst_case_pair,
 )
 from privframe.privacy import accounting
+from privframe.resampling.blocks import draw
 
 N_SAMPLES = 100_000
 BATCH = 50_000
@@ -56,10 +59,10 @@ def gaussian_shift(shift: float) -> Callable[..., np.ndarray]:
 def weakened(event: pf.PrivacyEvent, factor: float) -> pf.PrivacyEvent:
     """``event`` with ``factor`` times its noise: an exact lattice release draws integer noise on its event's
     grid, so its noise is scaled through the grid (the value then rounds to a finer grid too)."""
-    details = dict(event.details)
-    if "grid" in details:
-        details["grid"] *= factor
-    return attrs.evolve(event, noise_scale=(event.noise_scale or 0.0) * factor, details=details)
+    plan = event.noise
+    if isinstance(plan, pp.LatticePlan):
+        plan = attrs.evolve(plan, grid=plan.grid * factor)
+    return attrs.evolve(event, noise_scale=(event.noise_scale or 0.0) * factor, noise=plan)
 
 
 def broken(mechanism: Any, budget: pf.Budget, factor: float = 0.5) -> tuple[Callable[..., np.ndarray], pf.Budget]:
@@ -329,8 +332,8 @@ def _mechanism(name: str, **options: Any) -> Any:
     return pf.registry.create("mechanism", name, options)
 
 
-def _gaussian() -> pf.Mechanism:
-    mechanism: pf.Mechanism = _mechanism("gaussian")
+def _gaussian() -> pp.Mechanism:
+    mechanism: pp.Mechanism = _mechanism("gaussian")
     return mechanism
 
 
@@ -385,10 +388,9 @@ def test_laplace_sensitivity_is_the_l2_norm_scaled_to_l1_in_d_dimensions() -> No
     honest = audit_mechanism(release(event), 0.0, 1.0, event.budget, N_SAMPLES, rng=12, batch=BATCH)
     assert honest.passed
     # the bug: the L2 sensitivity 1 taken as the L1 one, i.e. the lattice planned for Delta_1 = 1, not 2
-    wrong = pf.noise.plan_laplace(1.0, 1.0, 4)
+    wrong = pp.noise.plan_laplace(1.0, 1.0, 4)
     assert wrong.scale == pytest.approx(event.noise_scale / 2, rel=1e-5)
-    details = {**event.details, "grid": wrong.grid, "t": float(wrong.t), "sensitivity_units": wrong.sensitivity}
-    l1_as_l2 = attrs.evolve(event, noise_scale=wrong.scale, details=details)
+    l1_as_l2 = attrs.evolve(event, noise_scale=wrong.scale, noise=wrong)
     caught = audit_mechanism(release(l1_as_l2), 0.0, 1.0, event.budget, N_SAMPLES, rng=12, batch=BATCH)
     assert not caught.passed
 
@@ -407,6 +409,7 @@ def test_ptr_gdp_passes_and_half_noise_is_caught() -> None:
 
     class HalfNoise:
         name = "ptr-gdp"
+        accepts = MappingProxyType({pf.GDP: pf.GDP})
 
         def plan_smooth(self, gamma: float, budget: pf.Budget, *, label: str, dimension: int = 1) -> pf.PrivacyEvent:
             event: pf.PrivacyEvent = mechanism.plan_smooth(gamma, budget, label=label, dimension=dimension)
@@ -489,23 +492,24 @@ class RecordingGaussian:
     """The standard Gaussian mechanism, recording every value it is asked to release with its event."""
 
     name: ClassVar[str] = "test-recording-gaussian"
+    accepts: ClassVar[Mapping[pp.BudgetKind, pp.BudgetKind]] = MappingProxyType({pf.GDP: pf.GDP, pf.ApproxDP: pf.GDP})
 
     def plan(self, sensitivity: float, budget: pf.Budget, *, label: str, dimension: int = 1) -> pf.PrivacyEvent:
         return _gaussian().plan(sensitivity, budget, label=label, dimension=dimension)
 
-    def apply(self, value: pf.Array, event: pf.PrivacyEvent, rng: np.random.Generator) -> pf.Array:
+    def apply(self, value: pp.Array, event: pf.PrivacyEvent, rng: np.random.Generator) -> pp.Array:
         _RECORDED.append((event.label, np.array(value, dtype=np.float64), event))
-        out: pf.Array = _mechanism("gaussian").apply(value, event, rng)
+        out: pp.Array = _mechanism("gaussian").apply(value, event, rng)
         return out
 
-    def noise_quantile(self, noise_scale: float, p: float) -> float:
-        return float(_mechanism("gaussian").noise_quantile(noise_scale, p))
+    def noise_quantile(self, event: pf.PrivacyEvent, p: float) -> float:
+        return float(_mechanism("gaussian").noise_quantile(event, p))
 
-    def noise_sd(self, noise_scale: float) -> float:
-        return noise_scale
+    def noise_sd(self, event: pf.PrivacyEvent) -> float:
+        return float(_mechanism("gaussian").noise_sd(event))
 
-    def noise_draws(self, noise_scale: float, shape: tuple[int, ...], rng: np.random.Generator) -> pf.Array:
-        draws: pf.Array = _mechanism("gaussian").noise_draws(noise_scale, shape, rng)
+    def noise_draws(self, event: pf.PrivacyEvent, shape: tuple[int, ...], rng: np.random.Generator) -> pp.Array:
+        draws: pp.Array = _mechanism("gaussian").noise_draws(event, shape, rng)
         return draws
 
 
@@ -517,23 +521,24 @@ class RecordingPTR:
     """The standard ptr-gdp mechanism, recording every value and smooth bound it is asked to release."""
 
     name: ClassVar[str] = "test-recording-ptr"
+    accepts: ClassVar[Mapping[pp.BudgetKind, pp.BudgetKind]] = MappingProxyType({pf.GDP: pf.GDP})
 
     def plan_smooth(self, gamma: float, budget: pf.Budget, *, label: str, dimension: int = 1) -> pf.PrivacyEvent:
         event: pf.PrivacyEvent = _mechanism("ptr-gdp").plan_smooth(gamma, budget, label=label, dimension=dimension)
         return event
 
-    def release_smooth(self, value: pf.Array, log_bound: float, event: pf.PrivacyEvent, rng: Any, **kwargs: Any) -> Any:
+    def release_smooth(self, value: pp.Array, log_bound: float, event: pf.PrivacyEvent, rng: Any, **kwargs: Any) -> Any:
         _SMOOTH_RECORDED.append((event.label, np.array(value, dtype=np.float64), log_bound, event))
         return _mechanism("ptr-gdp").release_smooth(value, log_bound, event, rng, **kwargs)
 
-    def noise_quantile(self, noise_scale: float, p: float) -> float:
-        return float(_mechanism("ptr-gdp").noise_quantile(noise_scale, p))
+    def noise_quantile(self, event: pf.PrivacyEvent, p: float) -> float:
+        return float(_mechanism("ptr-gdp").noise_quantile(event, p))
 
-    def noise_sd(self, noise_scale: float) -> float:
-        return noise_scale
+    def noise_sd(self, event: pf.PrivacyEvent) -> float:
+        return float(_mechanism("ptr-gdp").noise_sd(event))
 
-    def noise_draws(self, noise_scale: float, shape: tuple[int, ...], rng: np.random.Generator) -> pf.Array:
-        draws: pf.Array = _mechanism("ptr-gdp").noise_draws(noise_scale, shape, rng)
+    def noise_draws(self, event: pf.PrivacyEvent, shape: tuple[int, ...], rng: np.random.Generator) -> pp.Array:
+        draws: pp.Array = _mechanism("ptr-gdp").noise_draws(event, shape, rng)
         return draws
 
 
@@ -545,21 +550,21 @@ class FixedSampler:
     rows: tuple[tuple[int, ...], ...] = ((0, 0, 0, 1, 2, 3, 4, 5, 6, 7),)
     kappa: int = 3
 
-    def design(self, n: int) -> pf.Design:
+    def design(self, n: int) -> pp.Design:
         rows = len(self.rows)
-        return pf.Design(n=n, m=len(self.rows[0]), B=rows, kappa=self.kappa, replace=True, block_rows=rows)
+        return pp.Design(n=n, m=len(self.rows[0]), B=rows, kappa=self.kappa, replace=True, block_rows=rows)
 
-    def draw_block(self, design: pf.Design, rng: np.random.Generator, rows: int) -> pf.IndexMatrix:
+    def draw_block(self, design: pp.Design, rng: np.random.Generator, rows: int) -> pp.IndexMatrix:
         return np.array(self.rows, dtype=np.intp)[:rows]
 
 
 class AuditParts:
-    @pf.hookimpl
-    def privframe_register_samplers(self, registry: pf.SamplerRegistry) -> None:
+    @pp.hookimpl
+    def privframe_register_samplers(self, registry: pp.SamplerRegistry) -> None:
         registry.add(FixedSampler)
 
-    @pf.hookimpl
-    def privframe_register_mechanisms(self, registry: pf.MechanismRegistry) -> None:
+    @pp.hookimpl
+    def privframe_register_mechanisms(self, registry: pp.MechanismRegistry) -> None:
         registry.add(RecordingGaussian, asserts_privacy=True)
         registry.add(RecordingPTR, asserts_privacy=True)
 
@@ -766,7 +771,7 @@ def _privsub_ledger(epsilon: float) -> tuple[pf.PrivacyEvent, pf.PrivacyEvent, i
 
 def _estimator() -> Any:
     mean = pf.registry.create("statistic", "mean")
-    return pf.MechanismEstimator(mean, _mechanism("laplace"), pf.Bounds(0.0, 1.0))
+    return pp.MechanismEstimator(mean, _mechanism("laplace"), pf.Bounds(0.0, 1.0))
 
 
 def test_privsub_amplified_subsample_call_passes_and_no_amplification_is_caught() -> None:
@@ -779,7 +784,7 @@ def test_privsub_amplified_subsample_call_passes_and_no_amplification_is_caught(
     _, sub, m = _privsub_ledger(20.0)
     assert isinstance(sub.budget, pf.PureDP)
     eps_call, rate = sub.budget.epsilon, sub.details["sampling_rate"]
-    assert sub.subsample == pf.Subsample(n=PRIVSUB_N, m=m)
+    assert sub.subsample == pp.Subsample(n=PRIVSUB_N, m=m)
     assert rate == pytest.approx(m / PRIVSUB_N)
     # The claim audited is what the registered accountant makes of one such call: the amplified epsilon.
     claimed = pf.registry.create("accountant", "approx-dp").compose([attrs.evolve(sub, count=1)])
@@ -791,7 +796,7 @@ def test_privsub_amplified_subsample_call_passes_and_no_amplification_is_caught(
         def run(data: np.ndarray, rng: np.random.Generator, batch: int) -> np.ndarray:
             if random_subsets:
                 sampler = pf.registry.create("sampler", "wor", {"m": m, "B": batch})
-                index = pf.resampling.draw(sampler, PRIVSUB_N, rng).matrix()
+                index = draw(sampler, PRIVSUB_N, rng).matrix()
             else:
                 index = np.tile(np.arange(m, dtype=np.intp), (batch, 1))
             values, _ = estimator.release_batch(data, index, pf.PureDP(eps), rng)
@@ -841,17 +846,18 @@ class HalfNoiseGaussian:
     """A deliberately broken mechanism: the Gaussian mechanism's event, half its noise."""
 
     name: ClassVar[str] = "test-half-gaussian"
+    accepts: ClassVar[Mapping[pp.BudgetKind, pp.BudgetKind]] = MappingProxyType({pf.GDP: pf.GDP, pf.ApproxDP: pf.GDP})
 
     def plan(self, sensitivity: float, budget: pf.Budget, *, label: str, dimension: int = 1) -> pf.PrivacyEvent:
         return _gaussian().plan(sensitivity, budget, label=label, dimension=dimension)
 
-    def apply(self, value: pf.Array, event: pf.PrivacyEvent, rng: np.random.Generator) -> pf.Array:
+    def apply(self, value: pp.Array, event: pf.PrivacyEvent, rng: np.random.Generator) -> pp.Array:
         return _gaussian().apply(value, weakened(event, 0.5), rng)
 
 
 class BrokenPlugin:
-    @pf.hookimpl
-    def privframe_register_mechanisms(self, registry: pf.MechanismRegistry) -> None:
+    @pp.hookimpl
+    def privframe_register_mechanisms(self, registry: pp.MechanismRegistry) -> None:
         registry.add(HalfNoiseGaussian, asserts_privacy=True)
 
 

@@ -112,7 +112,7 @@ def test_auto_picks_the_first_valid_candidate_of_the_nearest_cell(
 ) -> None:
     pipe = _choice(toy, n, budget)
     assert pipe.method.name == chosen
-    why = pipe._auto
+    why = pipe.chosen_by
     assert why is not None
     assert (why["cell"]["n"], why["cell"]["budget"]) == cell
     assert why["chosen"] == chosen
@@ -136,7 +136,7 @@ def test_distance_is_measured_in_log_n_and_log_mu(toy: MethodMap) -> None:
 def test_a_candidate_that_refuses_the_budget_is_passed_over_and_reported(toy: MethodMap) -> None:
     pipe = _choice(toy, 2000, pf.GDP(2.0))
     assert pipe.method.name == "cr-gs"
-    why = pipe._auto
+    why = pipe.chosen_by
     assert why is not None
     first, second = why["candidates"]
     assert first["method"] == "cr-ss"
@@ -159,7 +159,7 @@ def test_the_choice_is_deterministic(toy: MethodMap) -> None:
     first = _choice(toy, 1234, pf.GDP(1.3))
     again = _choice(toy, 1234, pf.GDP(1.3))
     assert first.method == again.method
-    assert first._auto == again._auto
+    assert first.chosen_by == again.chosen_by
 
 
 def test_diagnostics_list_candidates_exclusions_rule_and_map(toy: MethodMap) -> None:
@@ -265,7 +265,7 @@ def test_a_mapped_statistic_with_another_kind_of_bounds_is_not_extrapolated() ->
 def test_other_options_of_a_mapped_statistic_use_its_cells_and_say_so() -> None:
     pipe = pf.Pipeline.build({"name": "quantile", "q": 0.75}, method="auto", budget=pf.GDP(1.0), bounds=BOUNDS)
     chosen = pipe.select(2000)
-    why = chosen._auto
+    why = chosen.chosen_by
     assert why is not None
     assert why["cell"]["statistic"] == "quantile(q=0.9)"
     assert any("not quantile(q=0.75)" in note for note in why["notes"])

@@ -28,7 +28,9 @@ import numpy as np
 import pytest
 
 import privframe as pf
+import privframe.plugin as pp
 from privframe import cli
+from privframe.resampling.blocks import draw
 
 SENTINEL = 0.123456789  # planted in every dataset; its digits must never appear in a message
 SENTINEL_TEXT = "123456"
@@ -557,7 +559,7 @@ def test_absurd_b_fails_fast_with_a_config_error(name: str) -> None:
     sampler = pf.registry.create("sampler", name, {"B": 10**12})
     rng = np.random.Generator(np.random.PCG64(_GuardedSeed(0)))
     with pytest.raises(pf.ConfigError, match=r"^B:"):
-        pf.resampling.draw(sampler, 1000, rng)
+        draw(sampler, 1000, rng)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -570,8 +572,8 @@ class FlakyPlugin:
     def __init__(self) -> None:
         self.loads = 0
 
-    @pf.hookimpl
-    def privframe_register_statistics(self, registry: pf.StatisticRegistry) -> None:
+    @pp.hookimpl
+    def privframe_register_statistics(self, registry: pp.StatisticRegistry) -> None:
         self.loads += 1
         if self.loads > 1:
             raise RuntimeError("registration service unavailable")

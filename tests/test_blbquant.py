@@ -10,6 +10,8 @@ import pytest
 from scipy import stats
 
 import privframe as pf
+import privframe.plugin as pp
+from privframe.resampling.blocks import draw
 from privframe_std.mechanisms import _jit as compiled_selection
 from privframe_std.mechanisms._jit import NEGLIGIBLE
 from privframe_std.mechanisms.exponential import quantile_log_weights, weighted_quantile_log_weights
@@ -62,7 +64,7 @@ def test_ledger_is_pure_eps_and_noise_scales_are_exact() -> None:
     assert center.budget == pf.PureDP(eps / 2)
     assert center.mechanism == "laplace"
     expected = 10 / n / (eps / 2)  # Delta_n = (b - a) / n; the lattice noise is at most max_scale_ratio above
-    assert expected <= center.noise_scale <= expected * pf.noise.max_scale_ratio(eps / 2)
+    assert expected <= center.noise_scale <= expected * pp.noise.max_scale_ratio(eps / 2)
     assert search.budget == pf.PureDP(eps / 2)
     assert search.mechanism == "above-threshold"
     assert search.sensitivity == 1.0
@@ -262,9 +264,7 @@ def test_block_count_query_has_sensitivity_one(kind: str) -> None:
     """
     n, s = 45, 4
     x = _data(n, 9)
-    blocks_index = pf.resampling.draw(
-        pf.registry.create("sampler", "partition", {"s": s}), n, np.random.default_rng(1)
-    ).matrix()
+    blocks_index = draw(pf.registry.create("sampler", "partition", {"s": s}), n, np.random.default_rng(1)).matrix()
     base = _coverages_for(x, blocks_index, kind, 2)
     moved = 0
     for i in range(n):

@@ -14,17 +14,19 @@ import pytest
 from scipy import stats
 
 import privframe as pf
+import privframe.plugin as pp
+from privframe.resampling.blocks import RunOptions, draw
 from privframe_std.samplers import _jit, _kernels, multinomial_counts
 from privframe_std.samplers import bootstrap as bootstrap_module
 from privframe_std.samplers._kernels import fast_stream
 from privframe_std.samplers.bootstrap import _poisson_block
 
 
-def bootstrap(**options: object) -> pf.Sampler:
+def bootstrap(**options: object) -> pp.Sampler:
     return pf.registry.create("sampler", "bootstrap", options)  # type: ignore[no-any-return]
 
 
-def partition(**options: object) -> pf.Sampler:
+def partition(**options: object) -> pp.Sampler:
     return pf.registry.create("sampler", "partition", options)  # type: ignore[no-any-return]
 
 
@@ -33,7 +35,7 @@ def partition(**options: object) -> pf.Sampler:
 
 
 def test_bootstrap_rows_are_n_out_of_n_with_replacement() -> None:
-    res = pf.resampling.draw(bootstrap(B=50), 200, np.random.default_rng(0))
+    res = draw(bootstrap(B=50), 200, np.random.default_rng(0))
     assert (res.n, res.m, res.B, res.kappa, res.replace) == (200, 200, 50, 200, True)
     mat = res.matrix()
     assert mat.shape == (50, 200)
@@ -45,7 +47,7 @@ def test_bootstrap_rows_are_n_out_of_n_with_replacement() -> None:
 
 def test_bootstrap_indices_are_uniform() -> None:
     n, B = 30, 4000
-    mat = pf.resampling.draw(bootstrap(B=B), n, np.random.default_rng(1)).matrix()
+    mat = draw(bootstrap(B=B), n, np.random.default_rng(1)).matrix()
     counts = np.bincount(mat.ravel(), minlength=n)
     # i.i.d. uniform indices: the counts are multinomial, Pearson's test applies (4000 expected per cell).
     # A 2% excess on one index would be detected (z ~ 3.2 per cell).
@@ -60,7 +62,7 @@ def test_bootstrap_indices_are_uniform() -> None:
 
 def test_bootstrap_counts_describe_the_same_rows() -> None:
     sampler = bootstrap(B=70)
-    res = pf.resampling.draw(sampler, 100, np.random.default_rng(2), pf.RunOptions(memory_budget=2**16))
+    res = draw(sampler, 100, np.random.default_rng(2), RunOptions(memory_budget=2**16))
     mat = res.matrix()
     counts = np.concatenate(list(sampler.counts(res)), axis=0)  # type: ignore[attr-defined]
     assert counts.shape == (70, 100)
@@ -71,16 +73,16 @@ def test_bootstrap_counts_describe_the_same_rows() -> None:
 
 def test_bootstrap_needs_b_and_data() -> None:
     with pytest.raises(pf.ConfigError, match=r"^B:"):
-        pf.resampling.draw(bootstrap(), 100, np.random.default_rng(0))
+        draw(bootstrap(), 100, np.random.default_rng(0))
     with pytest.raises(pf.ConfigError, match=r"B"):
         bootstrap(B=0)
     with pytest.raises(pf.DataError, match=r"^x:"):
-        pf.resampling.draw(bootstrap(B=5), 1, np.random.default_rng(0))
+        draw(bootstrap(B=5), 1, np.random.default_rng(0))
 
 
 def test_bootstrap_is_reproducible_and_chunk_independent() -> None:
-    a = pf.resampling.draw(bootstrap(B=100), 500, np.random.default_rng(3))
-    b = pf.resampling.draw(bootstrap(B=100), 500, np.random.default_rng(3), pf.RunOptions(memory_budget=2**16))
+    a = draw(bootstrap(B=100), 500, np.random.default_rng(3))
+    b = draw(bootstrap(B=100), 500, np.random.default_rng(3), RunOptions(memory_budget=2**16))
     assert np.array_equal(a.matrix(), np.concatenate(list(b.chunks()), axis=0))
 
 
@@ -90,7 +92,7 @@ def test_bootstrap_is_reproducible_and_chunk_independent() -> None:
 
 def test_partition_blocks_are_disjoint_and_sized() -> None:
     n, s = 103, 7
-    res = pf.resampling.draw(partition(s=s), n, np.random.default_rng(4))
+    res = draw(partition(s=s), n, np.random.default_rng(4))
     b = n // s
     assert (res.n, res.m, res.B, res.kappa, res.replace) == (n, b, s, 1, False)
     mat = res.matrix()
@@ -112,7 +114,7 @@ def test_partition_assignment_is_uniform() -> None:
     b = n // s
     where = np.empty((2, draws), dtype=np.int64)
     for i in range(draws):
-        mat = pf.resampling.draw(partition(s=s), n, np.random.default_rng(10_000 + i)).matrix()
+        mat = draw(partition(s=s), n, np.random.default_rng(10_000 + i)).matrix()
         for j, record in enumerate((0, n - 1)):
             hit = np.flatnonzero((mat == record).any(axis=1))
             where[j, i] = hit[0] if hit.size else s
@@ -122,11 +124,11 @@ def test_partition_assignment_is_uniform() -> None:
 
 
 def test_partition_size_rules_and_errors() -> None:
-    assert pf.resampling.draw(partition(s="sqrt(n)"), 100, np.random.default_rng(0)).B == 10
+    assert draw(partition(s="sqrt(n)"), 100, np.random.default_rng(0)).B == 10
     with pytest.raises(pf.ConfigError, match=r"^s:"):
-        pf.resampling.draw(partition(), 100, np.random.default_rng(0))
+        draw(partition(), 100, np.random.default_rng(0))
     with pytest.raises(pf.ConfigError, match=r"^s:"):
-        pf.resampling.draw(partition(s=100), 100, np.random.default_rng(0))
+        draw(partition(s=100), 100, np.random.default_rng(0))
     with pytest.raises(pf.ConfigError, match=r"s"):
         partition(s="n squared")
 

@@ -19,6 +19,8 @@ from hypothesis import strategies as st
 from scipy import stats
 
 import privframe as pf
+import privframe.plugin as pp
+from privframe.plugin.spending import PrivacySpender
 from privframe.privacy import accounting
 
 PROPERTY = settings(max_examples=60, deadline=None, derandomize=True)
@@ -352,10 +354,10 @@ def test_budget_conversions() -> None:
         pf.ApproxDP(1.0, 1e-5).to_approx_dp(1e-6)
     with pytest.raises(pf.BudgetError, match=r"^delta:"):
         pf.ApproxDP(1.0, 0.0).to_gdp()
-    assert pf.as_gdp(pf.GDP(1.0, delta=1e-7)) == pf.GDP(1.0, delta=1e-7)
-    assert pf.as_gdp(pf.ApproxDP(2.0, 1e-5)).mu == accounting.gdp_mu_for(2.0, 1e-5)
+    assert pp.as_gdp(pf.GDP(1.0, delta=1e-7)) == pf.GDP(1.0, delta=1e-7)
+    assert pp.as_gdp(pf.ApproxDP(2.0, 1e-5)).mu == accounting.gdp_mu_for(2.0, 1e-5)
     with pytest.raises(pf.BudgetError, match=r"^budget:"):
-        pf.as_gdp(pf.PureDP(1.0))
+        pp.as_gdp(pf.PureDP(1.0))
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -599,7 +601,7 @@ def test_best_per_call_fits_pure_total() -> None:
 
 
 def test_best_spender_accepts_a_charge_within_a_pure_limit() -> None:
-    spender = pf.PrivacySpender(approx_accountant("best", 1e-9), pf.PureDP(1.0))
+    spender = PrivacySpender(approx_accountant("best", 1e-9), pf.PureDP(1.0))
     spender.charge(event(pf.PureDP(0.001), count=1000))  # basic composition: exactly 1.0-DP
 
 
@@ -608,7 +610,7 @@ def test_best_spender_accepts_a_charge_within_a_pure_limit() -> None:
 
 
 def test_spender_refuses_overspend_and_records_nothing() -> None:
-    spender = pf.PrivacySpender(gdp_accountant(), pf.GDP(1.0))
+    spender = PrivacySpender(gdp_accountant(), pf.GDP(1.0))
     spender.charge(event(pf.GDP(0.6), label="a"))
     spender.charge(event(pf.GDP(0.8), label="b"))  # total exactly 1.0
     with pytest.raises(pf.BudgetError, match=r"^budget:.*'c'"):
@@ -622,22 +624,23 @@ def test_spender_refuses_overspend_and_records_nothing() -> None:
 
 def test_spender_refuses_before_drawing_noise() -> None:
     mech = pf.registry.create("mechanism", "laplace")
-    spender = pf.PrivacySpender(approx_accountant(), pf.ApproxDP(1.0, 1e-6))
+    spender = PrivacySpender(approx_accountant(), pf.ApproxDP(1.0, 1e-6))
     rng = np.random.default_rng(7)
-    value, ev = spender.release(mech, np.zeros(3), 1.0, pf.PureDP(0.75), label="first", rng=rng)
+    ev = mech.plan(1.0, pf.PureDP(0.75), label="first", dimension=3)
+    value = spender.release(mech, np.zeros(3), ev, rng=rng)
     assert value.shape == (3,)
     expected = np.sqrt(3) / 0.75  # L2 sensitivity 1 -> L1 sqrt(3); the lattice noise is at most the ratio above
-    assert expected <= ev.noise_scale <= expected * pf.noise.max_scale_ratio(0.75, 3)
+    assert expected <= ev.noise_scale <= expected * pp.noise.max_scale_ratio(0.75, 3)
     state = rng.bit_generator.state
     with pytest.raises(pf.BudgetError):
-        spender.release(mech, np.zeros(3), 1.0, pf.PureDP(0.5), label="second", rng=rng)
+        spender.release(mech, np.zeros(3), mech.plan(1.0, pf.PureDP(0.5), label="second", dimension=3), rng=rng)
     assert rng.bit_generator.state == state  # no noise was drawn
     assert [e.label for e in spender.ledger().events] == ["first"]
     assert spender.ledger().total == pf.PureDP(0.75)
 
 
 def test_spender_without_limit_and_empty_ledger() -> None:
-    spender = pf.PrivacySpender(gdp_accountant(), None)
+    spender = PrivacySpender(gdp_accountant(), None)
     assert not spender.ledger().private
     spender.charge(event(pf.GDP(100.0)))
     assert spender.ledger().total == pf.GDP(100.0)
@@ -651,8 +654,8 @@ def test_spender_without_limit_and_empty_ledger() -> None:
 def test_gaussian_plan_gdp(sensitivity: float, mu: float) -> None:
     mech = pf.registry.create("mechanism", "gaussian")
     ev = mech.plan(sensitivity, pf.GDP(mu), label="center")
-    assert sensitivity / mu <= ev.noise_scale <= sensitivity / mu * pf.noise.max_scale_ratio(mu)
-    assert ev.details["mu_effective"] <= mu  # the discrete Gaussian on its grid, charged conservatively
+    assert sensitivity / mu <= ev.noise_scale <= sensitivity / mu * pp.noise.max_scale_ratio(mu)
+    assert ev.noise.mu <= mu  # the discrete Gaussian on its grid, charged conservatively
     assert ev.budget == pf.GDP(mu)
     assert (
         pf.registry.create("mechanism", "gaussian", exact=False)
@@ -669,7 +672,7 @@ def test_gaussian_plan_gdp_with_delta_spends_no_delta() -> None:
     mech = pf.registry.create("mechanism", "gaussian")
     ev = mech.plan(1.0, pf.GDP(2.0, delta=1e-6), label="x")
     assert ev.budget == pf.GDP(2.0)
-    assert 0.5 <= ev.noise_scale <= 0.5 * pf.noise.max_scale_ratio(2.0)
+    assert 0.5 <= ev.noise_scale <= 0.5 * pp.noise.max_scale_ratio(2.0)
 
 
 @pytest.mark.parametrize(("eps", "delta"), [(1.0, 1e-5), (0.3, 1e-8), (4.0, 1e-3)])
@@ -677,7 +680,7 @@ def test_gaussian_plan_approx_dp(eps: float, delta: float) -> None:
     mech = pf.registry.create("mechanism", "gaussian")
     mu_star = accounting.gdp_mu_for(eps, delta)
     ev = mech.plan(1.5, pf.ApproxDP(eps, delta), label="x")
-    assert 1.5 / mu_star <= ev.noise_scale <= 1.5 / mu_star * pf.noise.max_scale_ratio(mu_star)
+    assert 1.5 / mu_star <= ev.noise_scale <= 1.5 / mu_star * pp.noise.max_scale_ratio(mu_star)
     assert ev.budget == pf.GDP(mu_star)
     # the recorded guarantee really implies the requested one
     assert ev.budget.delta_at(eps) <= delta
@@ -688,8 +691,8 @@ def test_laplace_plan(budget: pf.Budget) -> None:
     mech = pf.registry.create("mechanism", "laplace")
     ev = mech.plan(0.4, budget, label="x")
     eps = budget.epsilon  # type: ignore[union-attr]
-    assert 0.4 / eps <= ev.noise_scale <= 0.4 / eps * pf.noise.max_scale_ratio(eps)
-    assert ev.details["epsilon_effective"] <= eps
+    assert 0.4 / eps <= ev.noise_scale <= 0.4 / eps * pp.noise.max_scale_ratio(eps)
+    assert ev.noise.epsilon <= eps
     assert ev.budget == pf.PureDP(budget.epsilon)  # type: ignore[union-attr]
 
 

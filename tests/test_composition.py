@@ -18,6 +18,8 @@ from hypothesis import strategies as st
 from scipy import stats
 
 import privframe as pf
+import privframe.plugin as pp
+from privframe.plugin.spending import PrivacySpender
 from privframe.privacy import accounting
 from privframe_std.methods.privsub import calibration
 from privframe_std.methods.privsub.budget import plan_budgets
@@ -278,14 +280,14 @@ def test_privsub_ledger_total_never_exceeds_the_budget(
         "gdp": pf.GDP(eps / 4),
     }[unit]
     statistic = pf.registry.create("statistic", "median" if mechanism == "exponential" else "mean")
-    estimator = pf.MechanismEstimator(statistic, pf.registry.create("mechanism", mechanism), pf.Bounds(0.0, 1.0))
+    estimator = pp.MechanismEstimator(statistic, pf.registry.create("mechanism", mechanism), pf.Bounds(0.0, 1.0))
     if unit == "pure" and mechanism == "gaussian":
         with pytest.raises(pf.BudgetError):
             plan_budgets(budget, estimator, n=n, m=m, count=T, share=0.5, slack_share=0.5, composition="best")
         return
     plan = plan_budgets(budget, estimator, n=n, m=m, count=T, share=0.5, slack_share=0.5, composition="best")
     accountant = pf.registry.create("accountant", "gdp" if isinstance(budget, pf.GDP) else "approx-dp")
-    spender = pf.PrivacySpender(accountant, budget)  # refuses (BudgetError) an event that would not fit
+    spender = PrivacySpender(accountant, budget)  # refuses (BudgetError) an event that would not fit
     full_event, sub_event = (
         estimator.plan(n, plan.full_budget, label="full"),
         estimator.plan(m, plan.sub_budget, label="s"),

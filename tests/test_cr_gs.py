@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import privframe as pf
+import privframe.plugin as pp
 from privframe.privacy import accounting
 from privframe_std.samplers import kappa_star
 
@@ -33,7 +34,7 @@ def test_noise_scales_match_algorithms_3_1(sampler: str) -> None:
     assert d["delta_n"] == pytest.approx(delta_n, rel=1e-15)
     assert d["delta_m"] == pytest.approx(delta_m, rel=1e-15)
     # The exact lattice noise is at most max_scale_ratio above the continuous scale (rounding to its grid).
-    ratio = pf.noise.max_scale_ratio(mu / math.sqrt(2))
+    ratio = pp.noise.max_scale_ratio(mu / math.sqrt(2))
     expected_nu = math.sqrt(2) * delta_n / mu
     assert expected_nu <= d["nu_n"] <= expected_nu * ratio
     assert d["fpc_factor"] == pytest.approx(fpc, rel=1e-15)
@@ -68,12 +69,12 @@ def test_approx_dp_budget_is_honoured_through_the_tight_conversion() -> None:
 
 def test_pure_dp_budget_runs_with_laplace_and_gaussian_noise_cannot_give_it() -> None:
     """A pure budget defaults to Laplace noise at eps/2 per release; forcing the Gaussian mechanism on it is
-    refused (Gaussian noise cannot give pure DP)."""
+    refused when the pipeline is built (Gaussian noise cannot give pure DP), naming the mechanism that can."""
     x = _bernoulli(500, 0)
     res = pf.confidence_interval(x, "mean", method="cr-gs", budget=pf.PureDP(1.0), bounds=(0, 1), rng=1)
     assert [(e.mechanism, e.budget) for e in res.privacy.events] == [("laplace", pf.PureDP(0.5))] * 2
-    with pytest.raises(pf.BudgetError, match="pure"):
-        pf.confidence_interval(x, "mean", method="cr-gs", budget=pf.PureDP(1.0), bounds=(0, 1), mechanism="gaussian")
+    with pytest.raises(pf.ConfigError, match=r"^mechanism: mechanism 'gaussian' accepts .* pure epsilon .*\(laplace\)"):
+        pf.Pipeline.build("mean", method="cr-gs", budget=pf.PureDP(1.0), bounds=(0, 1), mechanism="gaussian")
 
 
 def test_the_noise_drawn_has_the_claimed_scales() -> None:
@@ -220,7 +221,9 @@ def test_a_statistic_whose_limit_is_not_centred_is_refused_by_name_of_what_works
 
     x = np.random.default_rng(0).normal(size=500)
     options: dict[str, Any] = {"reference": stats.norm(), "budget": pf.GDP(1.0), "rng": 1}
-    with pytest.raises(pf.ConfigError, match=r"^method: cr-gs .*'ks'.*privsub.*dette-graw"):
+    with pytest.raises(
+        pf.ConfigError, match=r"^statistic: method 'cr-gs' needs .*centred.*'ks'.*accept it: dette-graw, privsub"
+    ):
         pf.confidence_interval(x, "ks", method="cr-gs", **options)
     res = pf.confidence_interval(x, "ks", method={"name": "cr-gs", "check_consistency": False}, **options)
     assert 0 <= res.low <= res.high <= 1

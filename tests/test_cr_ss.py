@@ -12,6 +12,7 @@ from scipy import stats
 from scipy.special import ndtri
 
 import privframe as pf
+import privframe.plugin as pp
 from privframe_std.methods.oneshot.cr_ss import cr_ss_beta, noise_optimal_beta
 from privframe_std.samplers import kappa_star
 
@@ -73,7 +74,7 @@ def test_beta_rule_and_diagnostics(sampler: str) -> None:
     assert d["beta"] == pytest.approx(expected, rel=1e-12)
     assert cr_ss_beta(8.0, 1e-6, 1000, kappa, 1 / n) == pytest.approx(expected, rel=1e-12)
     assert d["rho"] == pytest.approx(1 / n)
-    ratio = pf.noise.max_scale_ratio(d["mu_release"])  # the exact lattice noise, at most this above b / mu_1
+    ratio = pp.noise.max_scale_ratio(d["mu_release"])  # the exact lattice noise, at most this above b / mu_1
     for part in ("center", "radius"):
         expected = d[f"proposed_bound_{part}"] / d["mu_release"]
         assert expected <= d[f"{part}_noise"] <= expected * ratio
@@ -241,8 +242,8 @@ def test_vector_statistic_gives_a_ball() -> None:
     """A third-party vector statistic, registered in a private registry only, runs through cr-ss."""
 
     class Plugin:
-        @pf.hookimpl
-        def privframe_register_statistics(self, registry: pf.StatisticRegistry) -> None:
+        @pp.hookimpl
+        def privframe_register_statistics(self, registry: pp.StatisticRegistry) -> None:
             registry.add(_SmoothVectorMean)
 
     private = pf.registry.__class__()

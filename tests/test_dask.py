@@ -15,8 +15,10 @@ import numpy as np
 import pytest
 
 import privframe as pf
+import privframe.plugin as pp
 from privframe.cli import main
 from privframe.plugin.registry import PluginRegistry
+from privframe.resampling.blocks import draw
 from privframe_std.distributed.plan import check_multiplicity, draw_plan
 from privframe_std.samplers import _blocks
 from privframe_std.samplers._blocks import DATA_BLOCK, data_blocks
@@ -86,7 +88,7 @@ def test_dette_graw_on_dask_is_identical_to_in_memory(no_gather: None) -> None:
 @pytest.mark.parametrize("name", ["wor", "wr"])
 def test_the_plan_draws_the_in_memory_rows_cut_at_the_data_blocks(name: str) -> None:
     sampler = pf.registry.create("sampler", name, B=40, m=5_000)
-    resamples = pf.resampling.draw(sampler, BIG, np.random.default_rng(1))
+    resamples = draw(sampler, BIG, np.random.default_rng(1))
     plan = draw_plan(sampler, resamples)
     spans = data_blocks(BIG)
     for i in range(len(resamples.block_seeds)):
@@ -137,7 +139,7 @@ def test_privsub_gathers_only_its_subsamples_and_matches_in_memory(
 
 
 def test_privsub_on_dask_refuses_an_estimator_that_needs_the_records(no_gather: None) -> None:
-    estimator = pf.CallableEstimator(lambda subset, rng: float(np.mean(subset)), pf.PureDP(0.5))
+    estimator = pp.CallableEstimator(lambda subset, rng: float(np.mean(subset)), pf.PureDP(0.5))
     x = da.from_array(np.random.default_rng(3).uniform(size=5000), chunks=1000)
     with pytest.raises(pf.ConfigError, match=r"^mechanism: privsub on distributed data"):
         pf.confidence_interval(x, "mean", method="privsub", estimator=estimator, budget=pf.ApproxDP(2.0, 1e-6),
@@ -207,29 +209,29 @@ class Share:
     """A third-party proportion: decomposable through exact counts, so any summation order gives its bits."""
 
     name: ClassVar[str] = "share-positive"
-    requires_bounds: ClassVar[bool] = False
+    traits: ClassVar[pp.StatisticTraits] = pp.StatisticTraits(requires_bounds=False)
 
-    def evaluate_batch(self, x: pf.Array, index: pf.IndexMatrix) -> pf.Array:
-        share: pf.Array = np.count_nonzero(x[index] > 0, axis=1)[:, np.newaxis] / index.shape[1]
+    def evaluate_batch(self, x: pp.Array, index: pp.IndexMatrix) -> pp.Array:
+        share: pp.Array = np.count_nonzero(x[index] > 0, axis=1)[:, np.newaxis] / index.shape[1]
         return share
 
     def sensitivity(self, k: int, bounds: Any) -> float:
         return 1.0 / k
 
-    def partial_batch(self, values: pf.Array, lengths: np.ndarray) -> pf.Array:
+    def partial_batch(self, values: pp.Array, lengths: np.ndarray) -> pp.Array:
         rows = np.repeat(np.arange(lengths.shape[0]), lengths)
-        counts: pf.Array = np.bincount(rows, weights=values > 0, minlength=lengths.shape[0])[:, np.newaxis]
+        counts: pp.Array = np.bincount(rows, weights=values > 0, minlength=lengths.shape[0])[:, np.newaxis]
         return counts
 
-    def combine(self, partials: Sequence[pf.Array], k: int) -> pf.Array:
-        share: pf.Array = np.sum(partials, axis=0) / k
+    def combine(self, partials: Sequence[pp.Array], k: int) -> pp.Array:
+        share: pp.Array = np.sum(partials, axis=0) / k
         return share
 
 
 def test_a_third_party_decomposable_statistic_runs_on_dask(big: np.ndarray, no_gather: None) -> None:
     class Plugin:
-        @pf.hookimpl
-        def privframe_register_statistics(self, registry: pf.StatisticRegistry) -> None:
+        @pp.hookimpl
+        def privframe_register_statistics(self, registry: pp.StatisticRegistry) -> None:
             registry.add(Share)
 
     private = PluginRegistry()
@@ -238,7 +240,7 @@ def test_a_third_party_decomposable_statistic_runs_on_dask(big: np.ndarray, no_g
     expected = pipe.run(big, rng=2)
     got = pipe.run(da.from_array(big, chunks=300_000), rng=2)
     assert (got.low, got.high) == (expected.low, expected.high)
-    assert isinstance(Share(), pf.DecomposableStatistic)
+    assert isinstance(Share(), pp.DecomposableStatistic)
 
 
 @pytest.fixture(scope="module")

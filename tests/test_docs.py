@@ -21,6 +21,7 @@ import pytest
 
 import privframe as pf
 from privframe.cli import build_parser
+from privframe.plugin.registration import PluginEntry
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
@@ -179,7 +180,7 @@ _KIND_HEADINGS = {
 _OPTION_ROW = re.compile(r"^\|\s*`([A-Za-z_]\w*)`\s*\|[^|]*\|\s*`([^`]*)`", re.MULTILINE)
 
 
-def _standard_entries() -> list[pf.PluginEntry]:
+def _standard_entries() -> list[PluginEntry]:
     """The parts of the standard plugins (third-party plugins document their own options)."""
     return [entry for entry in pf.registry.entries() if entry.plugin.startswith("std-")]
 
@@ -221,7 +222,7 @@ def test_configuration_has_a_section_for_every_standard_part(part_sections: dict
 
 @pytest.mark.parametrize("entry", _standard_entries(), ids=lambda e: f"{e.kind}-{e.name}")
 def test_configuration_documents_every_option_and_its_default(
-    entry: pf.PluginEntry, part_sections: dict[tuple[str, str], str]
+    entry: PluginEntry, part_sections: dict[tuple[str, str], str]
 ) -> None:
     section = part_sections.get((entry.kind, entry.name))
     if section is None:

@@ -8,11 +8,14 @@ import numpy as np
 import pytest
 
 import privframe as pf
+import privframe.plugin as pp
+from privframe.resampling.blocks import RunOptions, draw
+from privframe.resampling.seeds import BlockSeeds
 
 
 def test_block_seeds_equal_eager_spawning() -> None:
     parent = np.random.SeedSequence(1234)
-    lazy = pf.BlockSeeds(parent, 50)
+    lazy = BlockSeeds(parent, 50)
     eager = np.random.SeedSequence(1234).spawn(50)
     assert len(lazy) == 50
     for i in (0, 1, 17, 49, -1):
@@ -20,14 +23,14 @@ def test_block_seeds_equal_eager_spawning() -> None:
     assert [s.spawn_key for s in lazy[10:13]] == [(10,), (11,), (12,)]
     with pytest.raises(IndexError):
         lazy[50]
-    huge = pf.BlockSeeds(parent, 10**15)  # costs nothing until a seed is asked for
+    huge = BlockSeeds(parent, 10**15)  # costs nothing until a seed is asked for
     assert len(huge) == 10**15
 
 
 def test_huge_b_is_refused_before_any_work() -> None:
     sampler = pf.registry.create("sampler", "wor", {"B": 10**9})
     with pytest.raises(pf.ConfigError, match=r"^B: .*memory_budget"):
-        pf.resampling.draw(sampler, 1000, np.random.default_rng(0))
+        draw(sampler, 1000, np.random.default_rng(0))
     x = np.random.default_rng(0).uniform(size=1000)
     with pytest.raises(pf.ConfigError, match=r"^sampler\.B: .*memory_budget"):
         pf.confidence_interval(x, "mean", method="cr-gs", budget=pf.GDP(1.0), bounds=(0, 1), B=10**9, rng=0)
@@ -37,9 +40,9 @@ def test_huge_b_is_refused_before_any_work() -> None:
 def test_rows_do_not_depend_on_chunking_or_workers(sampler: str) -> None:
     options: dict[str, Any] = {"m": 300, "B": 257}
     part = pf.registry.create("sampler", sampler, options)
-    full = pf.resampling.draw(part, 5000, np.random.default_rng(3)).matrix()
+    full = draw(part, 5000, np.random.default_rng(3)).matrix()
     for extra in ({"memory_budget": 2**16}, {"workers": 3}, {"workers": 2, "memory_budget": 2**17}):
-        other = pf.resampling.draw(part, 5000, np.random.default_rng(3), pf.RunOptions(**extra))
+        other = draw(part, 5000, np.random.default_rng(3), RunOptions(**extra))
         assert np.array_equal(np.concatenate(list(other.chunks(300 * 24)), axis=0), full), extra
         blocks = other.map_blocks(lambda index: index.copy())
         assert np.array_equal(np.concatenate(blocks, axis=0), full), extra
@@ -68,7 +71,7 @@ class _Leaky:
 def test_plugin_exceptions_are_wrapped_without_their_message() -> None:
     x = np.full(50, 0.123456789)
     with pytest.raises(pf.PluginError, match="ValueError") as info:
-        pf.evaluation.evaluate_full(_Leaky(), x)
+        pp.RunContext(method="probe", statistic=_Leaky(), data=x, bounds=None, confidence=0.9).evaluate()
     assert "0.123" not in str(info.value)
     assert info.value.__cause__ is None
     assert info.value.__suppress_context__

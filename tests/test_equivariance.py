@@ -59,6 +59,7 @@ import pytest
 from scipy import stats
 
 import privframe as pf
+import privframe.plugin as pp
 from privframe_std.methods.blbquant import default_bin_width
 
 TRUNC = stats.truncnorm(a=-3, b=2, scale=2)  # N(0, 2^2) truncated to [-6, 4]: the blbquant-grid population
@@ -139,7 +140,10 @@ def _pair(
 
 def _coarsest_grid(result: pf.IntervalResult) -> float:
     """The largest public grid a lattice release of ``result`` lives on (0 when none adds lattice noise)."""
-    return max((float(event.details.get("grid", 0.0)) for event in result.privacy.events), default=0.0)
+    return max(
+        ((event.noise.grid if isinstance(event.noise, pp.LatticePlan) else 0.0) for event in result.privacy.events),
+        default=0.0,
+    )
 
 
 def _assert_mapped(plain: pf.IntervalResult, mapped: pf.IntervalResult, a: float, b: float, tolerance: float) -> None:
@@ -202,7 +206,7 @@ def test_cr_ss_exact_noise_maps_the_bound(statistic: str, options: dict[str, Any
     a, b = POWER_OF_TWO
     plain, mapped = _pair("cr-ss", statistic, options, a, b)
     for bound, gamma in (("proposed_bound_center", "gamma_center"), ("proposed_bound_radius", "gamma_radius")):
-        step = pf.noise.plan_gaussian(plain.diagnostics[gamma], plain.diagnostics["mu_test"]).grid
+        step = pp.noise.plan_gaussian(plain.diagnostics[gamma], plain.diagnostics["mu_test"]).grid
         assert mapped.diagnostics[gamma] == plain.diagnostics[gamma]  # the smoothness is unit-free
         shift = math.log(mapped.diagnostics[bound]) - math.log(plain.diagnostics[bound]) - math.log(a)
         assert abs(shift) <= step + 1e-12, (bound, shift, step)

@@ -14,7 +14,6 @@ import sys
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any, ClassVar
 
 import attrs
@@ -23,6 +22,7 @@ import pytest
 from scipy import stats
 
 import privframe as pf
+import privframe.plugin as pp
 from privframe.cli import main
 from privframe.experiments import levels, metrics, trial
 from privframe.experiments.cells import Cell, CellTask, data_seed, expand, method_seed
@@ -349,8 +349,7 @@ class CoinMethod:
     """Covers the truth 0 with probability ``p_cover``; fails with SamplerRejected / PTRFailed at given rates."""
 
     name: ClassVar[str] = "coin-test"
-    needs: ClassVar[Mapping[str, Any]] = MappingProxyType({})
-    private: ClassVar[bool] = False
+    needs: ClassVar[pp.MethodNeeds] = pp.MethodNeeds(sampler=None, mechanism=None, private=False)
     p_cover: float = 0.9
     p_reject: float = 0.0
     p_ptr: float = 0.0
@@ -358,7 +357,7 @@ class CoinMethod:
     def defaults(self, budget: pf.Budget | None, confidence: float) -> Mapping[str, object]:
         return {}
 
-    def run(self, ctx: pf.RunContext) -> pf.IntervalResult:
+    def run(self, ctx: pp.RunContext) -> pf.IntervalResult:
         u, v = ctx.generators(1)[0].uniform(size=2)
         if u < self.p_reject:
             raise pf.SamplerRejected("rejected", path="sampler")
@@ -371,8 +370,8 @@ class CoinMethod:
 
 
 class CoinPlugin:
-    @pf.hookimpl
-    def privframe_register_methods(self, registry: pf.MethodRegistry) -> None:
+    @pp.hookimpl
+    def privframe_register_methods(self, registry: pp.MethodRegistry) -> None:
         registry.add(CoinMethod)
 
 

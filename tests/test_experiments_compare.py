@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 import privframe as pf
+import privframe.plugin as pp
 from privframe.cli import main
 from privframe.experiments import metrics, trial
 from privframe.experiments.cells import Cell, common_seed, data_seed, expand, method_seed
@@ -300,22 +301,21 @@ class BoomMethod:
     """Raises on trial data: a ``ValueError`` quoting a data value, or a ``ConfigError``."""
 
     name: ClassVar[str] = "boom-test"
-    needs: ClassVar[Mapping[str, Any]] = MappingProxyType({})
-    private: ClassVar[bool] = False
+    needs: ClassVar[pp.MethodNeeds] = pp.MethodNeeds(sampler=None, mechanism=None, private=False)
     typed: bool = False
 
     def defaults(self, budget: pf.Budget | None, confidence: float) -> Mapping[str, object]:
         return {}
 
-    def run(self, ctx: pf.RunContext) -> pf.IntervalResult:
+    def run(self, ctx: pp.RunContext) -> pf.IntervalResult:
         if self.typed:
             raise pf.ConfigError("must be odd", path="method.k")
         raise ValueError(f"bad value {float(np.asarray(ctx.data).flat[0])!r}")
 
 
 class BoomPlugin:
-    @pf.hookimpl
-    def privframe_register_methods(self, registry: pf.MethodRegistry) -> None:
+    @pp.hookimpl
+    def privframe_register_methods(self, registry: pp.MethodRegistry) -> None:
         registry.add(BoomMethod)
 
 
@@ -365,11 +365,14 @@ class Staircase:
     """
 
     name: ClassVar[str] = "test-staircase"
-    gamma: float = attrs.field(default=0.5, validator=pf.validators.probability)
+    accepts: ClassVar[Mapping[pp.BudgetKind, pp.BudgetKind]] = MappingProxyType(
+        {pf.GDP: pf.GDP, pf.ApproxDP: pf.PureDP, pf.PureDP: pf.PureDP}
+    )
+    gamma: float = attrs.field(default=0.5, validator=pp.validators.probability)
 
     def plan(self, sensitivity: float, budget: pf.Budget, *, label: str, dimension: int = 1) -> pf.PrivacyEvent:
         if isinstance(budget, pf.GDP):
-            epsilon, recorded = pf.accounting.gdp_pure_epsilon(budget.mu), pf.GDP(budget.mu)
+            epsilon, recorded = pp.accounting.gdp_pure_epsilon(budget.mu), pf.GDP(budget.mu)
         else:
             epsilon, recorded = budget.epsilon, pf.PureDP(budget.epsilon)
         return pf.PrivacyEvent(
@@ -381,7 +384,7 @@ class Staircase:
             details={"epsilon": epsilon / dimension, "gamma": self.gamma},
         )
 
-    def apply(self, value: pf.Array, event: pf.PrivacyEvent, rng: np.random.Generator) -> pf.Array:
+    def apply(self, value: pp.Array, event: pf.PrivacyEvent, rng: np.random.Generator) -> pp.Array:
         shape = np.shape(value)
         b = math.exp(-event.details["epsilon"])
         gamma = event.details["gamma"]
@@ -390,13 +393,13 @@ class Staircase:
         uniform = rng.uniform(size=shape)
         upper = rng.uniform(size=shape) >= gamma / (gamma + (1 - gamma) * b)
         step = np.where(upper, geometric + gamma + (1 - gamma) * uniform, geometric + gamma * uniform)
-        noisy: pf.Array = np.asarray(value, dtype=np.float64) + sign * step * (event.sensitivity or 0.0)
+        noisy: pp.Array = np.asarray(value, dtype=np.float64) + sign * step * (event.sensitivity or 0.0)
         return noisy
 
 
 class StaircasePlugin:
-    @pf.hookimpl
-    def privframe_register_mechanisms(self, registry: pf.MechanismRegistry) -> None:
+    @pp.hookimpl
+    def privframe_register_mechanisms(self, registry: pp.MechanismRegistry) -> None:
         registry.add(Staircase, asserts_privacy=True)
 
 

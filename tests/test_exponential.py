@@ -10,6 +10,7 @@ import pytest
 from scipy import stats
 
 import privframe as pf
+import privframe.plugin as pp
 from privframe_std.mechanisms.exponential import (
     ExponentialMechanism,
     _exp_in_place,
@@ -121,8 +122,8 @@ def test_event_and_refusals() -> None:
         mech.plan_selection(Mean(), pf.PureDP(1.0), label="x")
     with pytest.raises(pf.ConfigError, match=r"^bounds:"):
         mech.select_batch(Median(), np.zeros(4), np.zeros((1, 4), dtype=np.intp), None, event, np.random.default_rng())
-    assert isinstance(mech, pf.SelectionMechanism)
-    assert not isinstance(mech, pf.Mechanism)  # it does not pretend to add noise to a value
+    assert isinstance(mech, pp.SelectionMechanism)
+    assert not isinstance(mech, pp.Mechanism)  # it does not pretend to add noise to a value
     assert pf.registry.get("mechanism", "exponential").asserts_privacy
 
 
@@ -140,7 +141,7 @@ def test_privsub_median_defaults_to_the_exponential_mechanism_and_mechanism_over
     gdp = pf.confidence_interval(x, "median", method="privsub", budget=pf.GDP(1.0), bounds=(-6, 4), rng=3)
     mu_sub = gdp.diagnostics["mu_sub"]
     assert mu_sub == pytest.approx(math.sqrt(0.5 / 60))
-    assert gdp.diagnostics["epsilon_sub"] == pytest.approx(pf.accounting.gdp_pure_epsilon(mu_sub))
+    assert gdp.diagnostics["epsilon_sub"] == pytest.approx(pp.accounting.gdp_pure_epsilon(mu_sub))
     assert gdp.privacy.events[1].budget == pf.GDP(mu_sub)
 
 

@@ -15,6 +15,8 @@ import numpy as np
 import pytest
 
 import privframe as pf
+import privframe.plugin as pp
+from privframe.plugin.spending import PrivacySpender
 from privframe_std.statistics.logistic_slope import fit_penalised_logistic
 
 HUGE = 1.7e308
@@ -91,9 +93,9 @@ class SometimesNaN:
 
     name: ClassVar[str] = "test-sometimes-nan"
 
-    def evaluate_batch(self, x: pf.Array, index: pf.IndexMatrix) -> pf.Array:
+    def evaluate_batch(self, x: pp.Array, index: pp.IndexMatrix) -> pp.Array:
         rows = x[index]
-        out: pf.Array = np.where(np.any(rows == 1.0, axis=1), np.nan, rows.mean(axis=1))[:, np.newaxis]
+        out: pp.Array = np.where(np.any(rows == 1.0, axis=1), np.nan, rows.mean(axis=1))[:, np.newaxis]
         return out
 
     def sensitivity(self, k: int, bounds: Any) -> float:
@@ -101,8 +103,8 @@ class SometimesNaN:
 
 
 class SometimesNaNPlugin:
-    @pf.hookimpl
-    def privframe_register_statistics(self, registry: pf.StatisticRegistry) -> None:
+    @pp.hookimpl
+    def privframe_register_statistics(self, registry: pp.StatisticRegistry) -> None:
         registry.add(SometimesNaN)
 
 
@@ -165,11 +167,12 @@ def test_a_mechanism_plugin_that_raises_is_reported_without_its_message() -> Non
         def plan(self, sensitivity: float, budget: pf.Budget, *, label: str, dimension: int = 1) -> pf.PrivacyEvent:
             return pf.PrivacyEvent(label=label, mechanism=self.name, budget=budget, sensitivity=sensitivity)
 
-        def apply(self, value: pf.Array, event: pf.PrivacyEvent, rng: np.random.Generator) -> pf.Array:
+        def apply(self, value: pp.Array, event: pf.PrivacyEvent, rng: np.random.Generator) -> pp.Array:
             raise ValueError(f"bad value {float(value[0])!r}")
 
-    spender = pf.PrivacySpender(pf.registry.create("accountant", "gdp", {}), None)
+    spender = PrivacySpender(pf.registry.create("accountant", "gdp", {}), None)
     with pytest.raises(pf.PluginError) as info:
-        spender.release(Leaky(), np.array([0.123456]), 1.0, pf.GDP(1.0), label="x", rng=np.random.default_rng(0))
+        event = Leaky().plan(1.0, pf.GDP(1.0), label="x")
+        spender.release(Leaky(), np.array([0.123456]), event, rng=np.random.default_rng(0))
     assert "0.123" not in str(info.value)
     assert "ValueError" in str(info.value)

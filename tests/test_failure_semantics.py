@@ -14,7 +14,8 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from types import MappingProxyType
 from typing import Any, ClassVar
 
 import attrs
@@ -23,6 +24,8 @@ import pytest
 from scipy import special, stats
 
 import privframe as pf
+import privframe.plugin as pp
+from privframe.plugin.spending import PrivacySpender
 from privframe_std.samplers import kappa_star
 
 SENTINEL_TEXT = "123456"
@@ -59,7 +62,7 @@ class CountingGenerator(np.random.Generator):
 @pytest.fixture(autouse=True)
 def _count_lattice_releases(monkeypatch: pytest.MonkeyPatch) -> None:
     """Each exact lattice release from a counting generator counts as one draw."""
-    original, original_rows = pf.noise.release, pf.noise.release_rows
+    original, original_rows = pp.noise.release, pp.noise.release_rows
 
     def counted(value: Any, plan: Any, rng: np.random.Generator) -> Any:
         if isinstance(rng, CountingGenerator):
@@ -71,22 +74,22 @@ def _count_lattice_releases(monkeypatch: pytest.MonkeyPatch) -> None:
             rng.draws += 1
         return original_rows(values, plans, rng)
 
-    monkeypatch.setattr(pf.noise, "release", counted)
-    monkeypatch.setattr(pf.noise, "release_rows", counted_rows)
+    monkeypatch.setattr(pp.noise, "release", counted)
+    monkeypatch.setattr(pp.noise, "release_rows", counted_rows)
 
 
 @pytest.fixture
 def generators(monkeypatch: pytest.MonkeyPatch) -> list[CountingGenerator]:
     """Every generator a method spawns from its run context, in order, as a counting generator."""
     spawned: list[CountingGenerator] = []
-    original = pf.RunContext.generators
+    original = pp.RunContext.generators
 
-    def spawn(self: pf.RunContext, count: int) -> list[np.random.Generator]:
+    def spawn(self: pp.RunContext, count: int) -> list[np.random.Generator]:
         made = [CountingGenerator(g.bit_generator) for g in original(self, count)]
         spawned.extend(made)
         return list(made)
 
-    monkeypatch.setattr(pf.RunContext, "generators", spawn)
+    monkeypatch.setattr(pp.RunContext, "generators", spawn)
     return spawned
 
 
@@ -98,31 +101,32 @@ class RecordingGaussian:
     """The Gaussian mechanism; optionally overstates the budget of one release (to trip the limit)."""
 
     name: ClassVar[str] = "test-recording-gaussian"
+    accepts: ClassVar[Mapping[pp.BudgetKind, pp.BudgetKind]] = MappingProxyType({pf.GDP: pf.GDP, pf.ApproxDP: pf.GDP})
     greedy: str = ""  # the label whose planned event claims 100 times its budget
 
     def plan(self, sensitivity: float, budget: pf.Budget, *, label: str, dimension: int = 1) -> pf.PrivacyEvent:
-        gaussian: pf.Mechanism = pf.registry.create("mechanism", "gaussian")
+        gaussian: pp.Mechanism = pf.registry.create("mechanism", "gaussian")
         event = gaussian.plan(sensitivity, budget, label=label, dimension=dimension)
         if label == self.greedy:
             assert isinstance(event.budget, pf.GDP)
             event = attrs.evolve(event, budget=pf.GDP(100 * event.budget.mu))
         return event
 
-    def apply(self, value: pf.Array, event: pf.PrivacyEvent, rng: np.random.Generator) -> pf.Array:
+    def apply(self, value: pp.Array, event: pf.PrivacyEvent, rng: np.random.Generator) -> pp.Array:
         RELEASED.append(event.label)
-        gaussian: pf.Mechanism = pf.registry.create("mechanism", "gaussian")
+        gaussian: pp.Mechanism = pf.registry.create("mechanism", "gaussian")
         return gaussian.apply(value, event, rng)
 
-    def noise_quantile(self, noise_scale: float, p: float) -> float:
-        law: pf.DescribedNoise = pf.registry.create("mechanism", "gaussian")
-        return law.noise_quantile(noise_scale, p)
+    def noise_quantile(self, event: pf.PrivacyEvent, p: float) -> float:
+        law: pp.DescribedNoise = pf.registry.create("mechanism", "gaussian")
+        return law.noise_quantile(event, p)
 
-    def noise_sd(self, noise_scale: float) -> float:
-        return noise_scale
+    def noise_sd(self, event: pf.PrivacyEvent) -> float:
+        return event.noise_scale or 0.0
 
-    def noise_draws(self, noise_scale: float, shape: tuple[int, ...], rng: np.random.Generator) -> pf.Array:
-        law: pf.DescribedNoise = pf.registry.create("mechanism", "gaussian")
-        return law.noise_draws(noise_scale, shape, rng)
+    def noise_draws(self, event: pf.PrivacyEvent, shape: tuple[int, ...], rng: np.random.Generator) -> pp.Array:
+        law: pp.DescribedNoise = pf.registry.create("mechanism", "gaussian")
+        return law.noise_draws(event, shape, rng)
 
 
 @attrs.frozen
@@ -130,6 +134,7 @@ class RecordingPTR:
     """ptr-gdp (any variant), recording each release that got past its test."""
 
     name: ClassVar[str] = "test-recording-ptr"
+    accepts: ClassVar[Mapping[pp.BudgetKind, pp.BudgetKind]] = MappingProxyType({pf.GDP: pf.GDP})
     variant: str = "bound"
 
     def _inner(self) -> Any:
@@ -139,25 +144,25 @@ class RecordingPTR:
         event: pf.PrivacyEvent = self._inner().plan_smooth(gamma, budget, label=label, dimension=dimension)
         return event
 
-    def release_smooth(self, value: pf.Array, log_bound: float, event: pf.PrivacyEvent, rng: Any, **kwargs: Any) -> Any:
+    def release_smooth(self, value: pp.Array, log_bound: float, event: pf.PrivacyEvent, rng: Any, **kwargs: Any) -> Any:
         out = self._inner().release_smooth(value, log_bound, event, rng, **kwargs)
         RELEASED.append(event.label)
         return out
 
-    def noise_quantile(self, noise_scale: float, p: float) -> float:
-        return float(self._inner().noise_quantile(noise_scale, p))
+    def noise_quantile(self, event: pf.PrivacyEvent, p: float) -> float:
+        return float(self._inner().noise_quantile(event, p))
 
-    def noise_sd(self, noise_scale: float) -> float:
-        return noise_scale
+    def noise_sd(self, event: pf.PrivacyEvent) -> float:
+        return event.noise_scale or 0.0
 
-    def noise_draws(self, noise_scale: float, shape: tuple[int, ...], rng: np.random.Generator) -> pf.Array:
-        draws: pf.Array = self._inner().noise_draws(noise_scale, shape, rng)
+    def noise_draws(self, event: pf.PrivacyEvent, shape: tuple[int, ...], rng: np.random.Generator) -> pp.Array:
+        draws: pp.Array = self._inner().noise_draws(event, shape, rng)
         return draws
 
 
 class Instruments:
-    @pf.hookimpl
-    def privframe_register_mechanisms(self, registry: pf.MechanismRegistry) -> None:
+    @pp.hookimpl
+    def privframe_register_mechanisms(self, registry: pp.MechanismRegistry) -> None:
         registry.add(RecordingGaussian, asserts_privacy=True)
         registry.add(RecordingPTR, asserts_privacy=True)
 
@@ -301,7 +306,7 @@ def test_ptr_global_fallback_never_fails_and_says_so() -> None:
     assert not out.passed
     assert out.bound == 4.0
     expected = 4.0 / event.details["mu_release"]  # the exact lattice noise is at most max_scale_ratio above
-    assert expected <= out.noise_scale <= expected * pf.noise.max_scale_ratio(event.details["mu_release"])
+    assert expected <= out.noise_scale <= expected * pp.noise.max_scale_ratio(event.details["mu_release"])
 
 
 def test_cr_ss_failure_rate_through_the_front_door() -> None:
@@ -403,7 +408,7 @@ def test_limit_refuses_the_second_release_before_its_noise(generators: list[Coun
 def test_limit_refuses_a_smooth_release_before_its_test(generators: list[CountingGenerator]) -> None:
     """PTR charges the budget before the test runs (the test looks at the data); an overspend is refused
     before Z_0 is drawn."""
-    spender = pf.PrivacySpender(pf.registry.create("accountant", "gdp"), pf.GDP(1.0, delta=1e-6))
+    spender = PrivacySpender(pf.registry.create("accountant", "gdp"), pf.GDP(1.0, delta=1e-6))
     ptr = pf.registry.create("mechanism", "ptr-gdp")
     rng = CountingGenerator(np.random.PCG64(0))
     with pytest.raises(pf.BudgetError, match=r"^budget: releasing 'too-much'"):

@@ -19,6 +19,7 @@ import pytest
 from scipy import stats
 
 import privframe as pf
+import privframe.plugin as pp
 from privframe_std.mechanisms.exponential import grid_points
 
 N = 1000
@@ -68,7 +69,7 @@ def _additive(name: str, budget: pf.Budget, exact: bool) -> tuple[np.ndarray, np
 @pytest.mark.parametrize(("name", "budget"), [("gaussian", pf.GDP(1.0)), ("laplace", pf.PureDP(1.0))])
 def test_additive_releases_reach_the_same_doubles(name: str, budget: pf.Budget) -> None:
     a, b, event = _additive(name, budget, exact=True)
-    grid = event.details["grid"]
+    grid = event.noise.grid
     assert grid == 2.0 ** round(math.log2(grid))  # a power of two, fixed by sensitivity and budget only
     steps_a, steps_b = a / grid, b / grid
     assert np.all(steps_a == np.rint(steps_a))
@@ -81,7 +82,7 @@ def test_additive_releases_reach_the_same_doubles(name: str, budget: pf.Budget) 
 @pytest.mark.parametrize(("name", "budget"), [("gaussian", pf.GDP(1.0)), ("laplace", pf.PureDP(1.0))])
 def test_the_checks_catch_float_noise(name: str, budget: pf.Budget) -> None:
     a, b, event = _additive(name, budget, exact=False)
-    assert event.details["float_noise"] == 1.0
+    assert event.simulated
     assert "not safe against floating-point attacks" in event.note
     assert _same_law(_mantissa_low_bits(a), _mantissa_low_bits(b), 16) < 1e-6
     assert _unreachable(a[:2000], 1.0 / N) > 0.2
@@ -96,12 +97,12 @@ def test_ptr_gdp_releases_on_grids() -> None:
         released = [mechanism.release_smooth(np.array([value]), 1.0 / N, event, rng) for _ in range(400)]
         outputs[value] = released
         bounds.extend(r.bound for r in released)
-    test = pf.noise.plan_gaussian(0.1, event.details["mu_test"])
+    test = pp.noise.plan_gaussian(0.1, event.details["mu_test"])
     for log_b in np.log(bounds):  # the bound's logarithm is a whole number of the test's grid steps
         assert abs(log_b / test.grid - round(log_b / test.grid)) < 1e-6
     for released in outputs.values():
         for r in released:
-            grid = pf.noise.plan_gaussian(r.bound, event.details["mu_release"]).grid
+            grid = pp.noise.plan_gaussian(r.bound, event.details["mu_release"]).grid
             assert (r.value[0] / grid).is_integer()
 
 
@@ -141,5 +142,5 @@ def test_every_standard_method_releases_on_grids_by_default() -> None:
     x = np.random.default_rng(0).uniform(size=N)
     res = _front_door(x, rng=5)
     center_event = res.privacy.events[0]
-    assert "float_noise" not in center_event.details
-    assert (res.center / center_event.details["grid"]).is_integer()
+    assert not center_event.simulated
+    assert (res.center / center_event.noise.grid).is_integer()

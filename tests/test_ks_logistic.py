@@ -10,6 +10,7 @@ import pytest
 from scipy import optimize, stats
 
 import privframe as pf
+import privframe.plugin as pp
 from privframe_std.statistics import KolmogorovSmirnov, LogisticSlope
 from privframe_std.statistics.logistic_slope import fit_penalised_logistic
 
@@ -64,7 +65,7 @@ def test_ks_options_and_errors() -> None:
         KolmogorovSmirnov(reference=lambda x: np.zeros(3)).prepare(np.zeros(5), None)
     with pytest.raises(pf.ConfigError, match=r"^bounds:"):
         KolmogorovSmirnov(reference=stats.norm()).prepare(np.zeros(5), pf.Bounds(0, 1))
-    assert not pf.evaluation.requires_bounds(KolmogorovSmirnov(reference=stats.norm()))
+    assert not pp.traits_of(KolmogorovSmirnov(reference=stats.norm())).requires_bounds
 
 
 # ---------------------------------------------------------------------------------------------------------

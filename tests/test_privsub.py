@@ -11,6 +11,7 @@ import pytest
 from scipy import stats
 
 import privframe as pf
+import privframe.plugin as pp
 from privframe.privacy import accounting
 from privframe_std.methods.privsub import SubsampleECDF, calibration
 
@@ -21,7 +22,7 @@ KS_TRUTH = 0.0967900
 
 def _lattice(actual: float, expected: float, parameter: float) -> None:
     """The exact lattice noise scale: at least the continuous one, at most ``max_scale_ratio`` above it."""
-    assert expected <= actual <= expected * pf.noise.max_scale_ratio(parameter)
+    assert expected <= actual <= expected * pp.noise.max_scale_ratio(parameter)
 
 
 def _options(statistic: str) -> dict[str, object]:
@@ -80,7 +81,7 @@ def test_front_door_result_carries_interval_ecdf_ledger_and_calibration(statisti
     assert d["composition"] == "optimal"
     sub = ledger.events[1]
     assert sub.budget == pf.PureDP(cal.epsilon_call)  # per call, on its own m records
-    assert sub.subsample == pf.Subsample(n=n, m=m)  # which the accountant amplifies
+    assert sub.subsample == pp.Subsample(n=n, m=m)  # which the accountant amplifies
     assert sub.details["sampling_rate"] == m / n
     assert "amplified by subsampling without replacement" in sub.note
 
@@ -158,7 +159,7 @@ def test_estimator_release_batch_noise_per_row() -> None:
         ("laplace", pf.PureDP(0.5), math.sqrt(2), 4 * math.sqrt(5 / 16000)),
         ("gaussian", pf.GDP(0.5), 1.0, 4 * math.sqrt(1 / 8000)),
     ):
-        est = pf.MechanismEstimator(mean, pf.registry.create("mechanism", name), pf.Bounds(0, 1))
+        est = pp.MechanismEstimator(mean, pf.registry.create("mechanism", name), pf.Bounds(0, 1))
         values, event = est.release_batch(x, index, budget, rng)
         _lattice(event.noise_scale, 0.01 / 0.5, 0.5)
         assert np.std(values - 0.5, ddof=1) == pytest.approx(factor * event.noise_scale, rel=rel)
@@ -173,7 +174,7 @@ def test_z_values_and_both_intervals_from_a_deterministic_estimator() -> None:
         seen.append(index.copy())
         return x[index].mean(axis=1)
 
-    est = pf.CallableEstimator(exact_mean, pf.PureDP(0.01), name="exact-mean", batched=True)
+    est = pp.CallableEstimator(exact_mean, pf.PureDP(0.01), name="exact-mean", batched=True)
     x = _data("mean", 3000, 7)
     res = pf.confidence_interval(
         x, "mean", method="privsub", budget=pf.PureDP(5.0), bounds=(-6, 4), estimator=est, interval="percentile", rng=7
@@ -213,7 +214,7 @@ def test_declared_estimator_is_accounted_and_refused_when_it_does_not_fit() -> N
         return float(np.median(subset) + rng.laplace(0, 0.01))
 
     x = _data("median", 2000, 8)
-    est = pf.CallableEstimator(noisy_median, pf.PureDP(0.5))
+    est = pp.CallableEstimator(noisy_median, pf.PureDP(0.5))
     res = pf.confidence_interval(
         x, "median", method="privsub", budget=pf.ApproxDP(4.0, 1e-6), bounds=(-6, 4), estimator=est, rng=8
     )
@@ -273,8 +274,8 @@ def test_options_and_errors() -> None:
     needs = r"\(it needs a Mechanism or SelectionMechanism\)"
     with pytest.raises(pf.ConfigError, match=rf"^mechanism: method 'privsub' cannot use mechanism 'ptr-gdp' {needs}"):
         ci(mechanism="ptr-gdp")
-    with pytest.raises(pf.ConfigError, match=r"^estimator: give either"):
-        ci(mechanism="laplace", estimator=pf.CallableEstimator(lambda s, r: 0.0, pf.PureDP(0.1)))
+    with pytest.raises(pf.ConfigError, match=r"^mechanism: method 'privsub' does not use a mechanism"):
+        ci(mechanism="laplace", estimator=pp.CallableEstimator(lambda s, r: 0.0, pf.PureDP(0.1)))
     with pytest.raises(pf.ConfigError, match=r"^method.estimator:"):
         ci(estimator="laplace")
     with pytest.raises(pf.BudgetError, match=r"^budget: estimator 'mean\+gaussian' cannot give pure"):

@@ -23,6 +23,7 @@ import numpy as np
 import pytest
 
 import privframe as pf
+import privframe.plugin as pp
 
 BASE: dict[str, Any] = {
     "method": "cr-gs",
@@ -58,8 +59,8 @@ class ScaledMean:
     name: ClassVar[str] = "test-scaled-mean"
     scale: float = 1.0
 
-    def evaluate_batch(self, x: pf.Array, index: pf.IndexMatrix) -> pf.Array:
-        result: pf.Array = self.scale * x[index].mean(axis=1, keepdims=True)
+    def evaluate_batch(self, x: pp.Array, index: pp.IndexMatrix) -> pp.Array:
+        result: pp.Array = self.scale * x[index].mean(axis=1, keepdims=True)
         return result
 
     def sensitivity(self, k: int, bounds: pf.Bounds) -> float:
@@ -69,8 +70,8 @@ class ScaledMean:
 class ToyPlugin:
     """A plugin object (not a module): hook implementations as methods."""
 
-    @pf.hookimpl
-    def privframe_register_statistics(self, registry: pf.StatisticRegistry) -> None:
+    @pp.hookimpl
+    def privframe_register_statistics(self, registry: pp.StatisticRegistry) -> None:
         registry.add(ScaledMean)
 
 
@@ -94,8 +95,8 @@ def test_example_plugin_is_registered_through_its_entry_point(winsorized: Any) -
     assert entry.factory is winsorized.WinsorizedMean
     assert entry.options() == ("trim",)
     statistic = pf.registry.create("statistic", "winsorized-mean", {"trim": 0.2})
-    assert isinstance(statistic, pf.Statistic)
-    assert isinstance(statistic, pf.PreparingStatistic)
+    assert isinstance(statistic, pp.Statistic)
+    assert isinstance(statistic, pp.PreparingStatistic)
 
 
 def test_example_plugin_through_a_toml_pipeline(winsorized: Any, data: np.ndarray, tmp_path: Path) -> None:
@@ -288,7 +289,7 @@ def test_fixture_plugin_is_gone_after_its_test() -> None:
 class DuplicateMean:
     name: ClassVar[str] = "mean"
 
-    def evaluate_batch(self, x: pf.Array, index: pf.IndexMatrix) -> pf.Array:
+    def evaluate_batch(self, x: pp.Array, index: pp.IndexMatrix) -> pp.Array:
         raise NotImplementedError
 
     def sensitivity(self, k: int, bounds: Any) -> float:
@@ -296,8 +297,8 @@ class DuplicateMean:
 
 
 class DuplicatePlugin:
-    @pf.hookimpl
-    def privframe_register_statistics(self, registry: pf.StatisticRegistry) -> None:
+    @pp.hookimpl
+    def privframe_register_statistics(self, registry: pp.StatisticRegistry) -> None:
         registry.add(ScaledMean)
         registry.add(DuplicateMean)
 
@@ -325,8 +326,8 @@ def test_duplicate_name_names_both_plugins_and_leaves_the_registry_usable() -> N
 
 def test_duplicate_within_one_plugin_is_an_error() -> None:
     class Twice:
-        @pf.hookimpl
-        def privframe_register_statistics(self, registry: pf.StatisticRegistry) -> None:
+        @pp.hookimpl
+        def privframe_register_statistics(self, registry: pp.StatisticRegistry) -> None:
             registry.add(ScaledMean)
             registry.add(ScaledMean)
 
@@ -344,14 +345,14 @@ class NoopMechanism:
     def plan(self, sensitivity: float, budget: pf.Budget, *, label: str, dimension: int = 1) -> pf.PrivacyEvent:
         raise NotImplementedError
 
-    def apply(self, value: pf.Array, event: pf.PrivacyEvent, rng: np.random.Generator) -> pf.Array:
+    def apply(self, value: pp.Array, event: pf.PrivacyEvent, rng: np.random.Generator) -> pp.Array:
         raise NotImplementedError
 
 
 def _mechanism_plugin(**kwargs: Any) -> object:
     class MechanismPlugin:
-        @pf.hookimpl
-        def privframe_register_mechanisms(self, registry: pf.MechanismRegistry) -> None:
+        @pp.hookimpl
+        def privframe_register_mechanisms(self, registry: pp.MechanismRegistry) -> None:
             registry.add(NoopMechanism, **kwargs)
 
     return MechanismPlugin()
@@ -378,8 +379,8 @@ def test_mechanism_with_the_privacy_opt_in_is_registered_and_marked() -> None:
 
 def test_plugin_raising_in_its_hook_is_named() -> None:
     class Broken:
-        @pf.hookimpl
-        def privframe_register_statistics(self, registry: pf.StatisticRegistry) -> None:
+        @pp.hookimpl
+        def privframe_register_statistics(self, registry: pp.StatisticRegistry) -> None:
             raise RuntimeError("boom")
 
     with pytest.raises(pf.PluginError, match=r"plugin 'test-broken' raised RuntimeError") as info:
@@ -399,8 +400,8 @@ def test_plugin_raising_in_its_hook_is_named() -> None:
 )
 def test_malformed_registration_is_a_plugin_error(factory: Any) -> None:
     class Malformed:
-        @pf.hookimpl
-        def privframe_register_statistics(self, registry: pf.StatisticRegistry) -> None:
+        @pp.hookimpl
+        def privframe_register_statistics(self, registry: pp.StatisticRegistry) -> None:
             registry.add(factory)
 
     with pytest.raises(pf.PluginError, match="'test-malformed'"):
@@ -408,8 +409,8 @@ def test_malformed_registration_is_a_plugin_error(factory: Any) -> None:
 
 
 class TypoPlugin:
-    @pf.hookimpl
-    def privframe_register_statistic(self, registry: pf.StatisticRegistry) -> None:  # missing 's'
+    @pp.hookimpl
+    def privframe_register_statistic(self, registry: pp.StatisticRegistry) -> None:  # missing 's'
         pass
 
 
@@ -428,8 +429,8 @@ def test_unknown_hook_error_names_the_plugin() -> None:
 
 def test_hookimpl_with_wrong_arguments_is_a_plugin_error() -> None:
     class BadArguments:
-        @pf.hookimpl
-        def privframe_register_statistics(self, reg: pf.StatisticRegistry) -> None:  # not 'registry'
+        @pp.hookimpl
+        def privframe_register_statistics(self, reg: pp.StatisticRegistry) -> None:  # not 'registry'
             pass
 
     try:
@@ -444,8 +445,8 @@ def test_hookimpl_with_wrong_arguments_is_a_plugin_error() -> None:
 
 def test_a_statistic_that_breaks_the_protocol_fails_at_creation() -> None:
     class NotAStatistic:
-        @pf.hookimpl
-        def privframe_register_statistics(self, registry: pf.StatisticRegistry) -> None:
+        @pp.hookimpl
+        def privframe_register_statistics(self, registry: pp.StatisticRegistry) -> None:
             registry.add(lambda: object(), name="test-not-a-statistic")  # type: ignore[arg-type,return-value]
 
     name = pf.registry.register(NotAStatistic(), name="test-protocol")

@@ -17,6 +17,8 @@ import pytest
 from scipy import special, stats
 
 import privframe as pf
+import privframe.plugin as pp
+from privframe.resampling.blocks import BLOCK_ROWS, RunOptions, draw
 from privframe_std.samplers import _blocks, _kernels, kappa_star
 
 # ---------------------------------------------------------------------------------------------------------
@@ -45,9 +47,7 @@ def test_kappa_star_formula_and_cap() -> None:
 
 
 def test_wr_default_rho_is_one_over_n() -> None:
-    res = pf.resampling.draw(
-        pf.registry.create("sampler", "wr", {"m": "n/log(n)", "B": 500}), 2000, np.random.default_rng(0)
-    )
+    res = draw(pf.registry.create("sampler", "wr", {"m": "n/log(n)", "B": 500}), 2000, np.random.default_rng(0))
     assert res.m == math.ceil(2000 / math.log(2000))
     assert res.kappa == kappa_star(2000, res.m, 500, 1 / 2000) == 7
 
@@ -56,11 +56,11 @@ def test_wr_default_rho_is_one_over_n() -> None:
 # WOR
 
 
-def wor(m: int | str, B: int, **options: object) -> pf.Sampler:
+def wor(m: int | str, B: int, **options: object) -> pp.Sampler:
     return pf.registry.create("sampler", "wor", {"m": m, "B": B, **options})  # type: ignore[no-any-return]
 
 
-def wr(m: int | str, B: int, **options: object) -> pf.Sampler:
+def wr(m: int | str, B: int, **options: object) -> pp.Sampler:
     return pf.registry.create("sampler", "wr", {"m": m, "B": B, **options})  # type: ignore[no-any-return]
 
 
@@ -75,8 +75,8 @@ def data_block(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) 
 
 @pytest.mark.parametrize(("n", "m"), [(1000, 50), (120, 50), (120, 100)])  # a tenth, under half, over half
 def test_wor_rows_are_sorted_distinct_subsets(n: int, m: int, data_block: int | None) -> None:
-    res = pf.resampling.draw(wor(m, 100), n, np.random.default_rng(1))
-    assert isinstance(res, pf.Resamples)
+    res = draw(wor(m, 100), n, np.random.default_rng(1))
+    assert isinstance(res, pp.Resamples)
     assert (res.n, res.m, res.B, res.kappa, res.replace) == (n, m, 100, 1, False)
     mat = res.matrix()
     assert mat.shape == (100, m)
@@ -87,7 +87,7 @@ def test_wor_rows_are_sorted_distinct_subsets(n: int, m: int, data_block: int | 
 
 
 def test_wor_size_rule_resolves() -> None:
-    res = pf.resampling.draw(wor("n^(2/3)", 10), 1000, np.random.default_rng(0))
+    res = draw(wor("n^(2/3)", 10), 1000, np.random.default_rng(0))
     assert res.m == 100
     assert res.matrix().shape == (10, 100)
 
@@ -113,7 +113,7 @@ def subset_counts(mat: np.ndarray, n: int, m: int) -> np.ndarray:
 def test_wor_subsets_are_uniform(n: int, m: int, B: int, seed: int, data_block: int | None) -> None:
     # With data blocks of 7 rows, n = 6 is one block and n = 12 two (7 + 5): the hypergeometric allocation,
     # per-block streams and both per-block paths (subset and complement) are exercised.
-    mat = pf.resampling.draw(wor(m, B), n, np.random.default_rng(seed)).matrix()
+    mat = draw(wor(m, B), n, np.random.default_rng(seed)).matrix()
     counts = subset_counts(mat, n, m)
     assert counts.sum() == B
     # Rows are i.i.d., so subset counts are multinomial and Pearson's chi-square applies (>= 100 expected per
@@ -125,7 +125,7 @@ def test_wor_subsets_are_uniform(n: int, m: int, B: int, seed: int, data_block: 
 
 def test_wor_inclusion_frequencies_are_uniform(data_block: int | None) -> None:
     n, m, B = 40, 5, 20_000  # with data blocks of 7: six blocks, counts of 0 to 5 in each
-    mat = pf.resampling.draw(wor(m, B), n, np.random.default_rng(4)).matrix()
+    mat = draw(wor(m, B), n, np.random.default_rng(4)).matrix()
     counts = np.bincount(mat.ravel(), minlength=n)
     assert counts.sum() == m * B
     # Each index is included with probability m/n per row. Within a row inclusions are negatively correlated
@@ -145,7 +145,7 @@ def test_wor_pair_inclusion_is_uniform(data_block: int | None) -> None:
     # Pairs {i, j} are included together with probability m (m - 1) / (n (n - 1)), whether or not i and j
     # share a data block (with blocks of 7, most pairs straddle two blocks).
     n, m, B = 16, 4, 24_000
-    mat = pf.resampling.draw(wor(m, B), n, np.random.default_rng(6)).matrix()
+    mat = draw(wor(m, B), n, np.random.default_rng(6)).matrix()
     pair = np.zeros((n, n), dtype=np.int64)
     for a, b in itertools.combinations(range(m), 2):
         np.add.at(pair, (mat[:, a], mat[:, b]), 1)  # rows are sorted, so a < b fills the upper triangle
@@ -359,7 +359,7 @@ def test_wor_needs_fewer_than_a_billion_records_across_blocks() -> None:
 
 def test_wr_rows_respect_range_and_kappa() -> None:
     n = 2000
-    res = pf.resampling.draw(wr("n/log(n)", 200), n, np.random.default_rng(5))
+    res = draw(wr("n/log(n)", 200), n, np.random.default_rng(5))
     assert res.replace is True
     mat = res.matrix()
     assert mat.shape == (200, res.m)
@@ -384,7 +384,7 @@ def test_wr_rows_are_multisets_with_the_iid_law(
     if sub_block is not None:
         monkeypatch.setattr(_kernels, "SUB_BLOCK", sub_block)
     for n, B, seed in [(4, 20_000, 7), (12, 60_000, 8)]:
-        res = pf.resampling.draw(wr(3, B, rho=0.5), n, np.random.default_rng(seed))
+        res = draw(wr(3, B, rho=0.5), n, np.random.default_rng(seed))
         mat = res.matrix()
         if data_block is not None or sub_block is not None:
             start = mat // data_block * data_block if data_block is not None else np.zeros_like(mat)
@@ -448,7 +448,7 @@ def test_wr_rejection_rate_is_below_rho_and_exact() -> None:
     assert kappa == 3
     messages: list[str] = []
     for seed in range(DRAWS):
-        res = pf.resampling.draw(sampler, N_REJ, np.random.default_rng(seed))
+        res = draw(sampler, N_REJ, np.random.default_rng(seed))
         assert res.kappa == kappa
         try:
             mat = res.matrix()
@@ -475,7 +475,7 @@ def test_wr_redraw_never_raises_and_respects_cap() -> None:
     sampler = wr(M_REJ, B_REJ, rho=RHO_REJ, on_reject="redraw")
     kappa = kappa_star(N_REJ, M_REJ, B_REJ, RHO_REJ)
     for seed in range(300):  # ~19 of these would be rejected in "raise" mode
-        mat = pf.resampling.draw(sampler, N_REJ, np.random.default_rng(seed)).matrix()
+        mat = draw(sampler, N_REJ, np.random.default_rng(seed)).matrix()
         assert mat.shape == (B_REJ, M_REJ)
         counts = np.apply_along_axis(np.bincount, 1, mat, minlength=N_REJ)
         assert counts.max() <= kappa
@@ -495,7 +495,7 @@ def test_wr_redraw_rows_follow_the_conditioned_law() -> None:
     counts = np.zeros(3, dtype=np.int64)
     draws = 25_000
     for seed in range(draws):
-        row = pf.resampling.draw(sampler, n, np.random.default_rng(seed)).matrix()[0]
+        row = draw(sampler, n, np.random.default_rng(seed)).matrix()[0]
         key = tuple(sorted(int(c) for c in np.bincount(row) if c))
         counts[pattern[key]] += 1  # a KeyError here means the cap was violated
     expected = np.array([1680, 2016, 168]) / 3864 * draws
@@ -516,7 +516,7 @@ def test_wr_max_redraws_gives_up() -> None:
     messages: list[str] = []
     for seed in range(draws):
         try:
-            row = pf.resampling.draw(sampler, n, np.random.default_rng(seed)).matrix()[0]
+            row = draw(sampler, n, np.random.default_rng(seed)).matrix()[0]
         except pf.SamplerRejected as exc:
             messages.append(str(exc))
         else:
@@ -543,9 +543,9 @@ def test_wr_max_redraws_gives_up() -> None:
 )
 def test_chunks_concatenate_to_matrix(name: str, options: dict[str, object]) -> None:
     n = N_REJ
-    rows = pf.resampling.BLOCK_ROWS
+    rows = BLOCK_ROWS
     B = 3 * rows + 8
-    res = pf.resampling.draw(pf.registry.create("sampler", name, {**options, "B": B}), n, np.random.default_rng(8))
+    res = draw(pf.registry.create("sampler", name, {**options, "B": B}), n, np.random.default_rng(8))
     full = res.matrix()
     assert full.shape == (B, res.m)
     # bytes_per_row chosen so that chunks hold 1, 2, 3 blocks, one row's worth (clamped up to one block), and
@@ -559,7 +559,7 @@ def test_chunks_concatenate_to_matrix(name: str, options: dict[str, object]) -> 
     assert first_chunk_rows == {rows, 2 * rows, 3 * rows, B}
     # The memory_budget run option changes how rows are chunked, never which rows are drawn.
     sampler = pf.registry.create("sampler", name, {**options, "B": B})
-    res_small = pf.resampling.draw(sampler, n, np.random.default_rng(8), pf.RunOptions(memory_budget=2**16))
+    res_small = draw(sampler, n, np.random.default_rng(8), RunOptions(memory_budget=2**16))
     chunks = list(res_small.chunks(2**16 // (rows + rows // 4)))  # room for 1.25 blocks -> one block per chunk
     assert len(chunks) == 4
     assert np.array_equal(np.concatenate(chunks, axis=0), full)
@@ -567,16 +567,16 @@ def test_chunks_concatenate_to_matrix(name: str, options: dict[str, object]) -> 
 
 def test_same_seed_same_draw_different_seed_different_draw() -> None:
     for sampler in (wor(20, 100), wr(20, 100)):
-        a = pf.resampling.draw(sampler, 500, np.random.default_rng(9)).matrix()
-        b = pf.resampling.draw(sampler, 500, np.random.default_rng(9)).matrix()
-        c = pf.resampling.draw(sampler, 500, np.random.default_rng(10)).matrix()
+        a = draw(sampler, 500, np.random.default_rng(9)).matrix()
+        b = draw(sampler, 500, np.random.default_rng(9)).matrix()
+        c = draw(sampler, 500, np.random.default_rng(10)).matrix()
         assert np.array_equal(a, b)
         assert not np.array_equal(a, c)
 
 
 def test_rows_are_not_repeated_across_blocks() -> None:
     # Each block has its own spawned seed: blocks must differ (a shared seed would repeat them).
-    mat = pf.resampling.draw(wor(10, 128), 1000, np.random.default_rng(11)).matrix()
+    mat = draw(wor(10, 128), 1000, np.random.default_rng(11)).matrix()
     blocks = mat.reshape(4, 32, 10)
     for i, j in itertools.combinations(range(4), 2):
         assert not np.array_equal(blocks[i], blocks[j])
@@ -634,7 +634,7 @@ def test_bad_m_at_draw_time(name: str, m: int | str, n: int) -> None:
     # m >= n can only be detected once n is known (m = 1 is refused already at creation, above)
     sampler = pf.registry.create("sampler", name, {"m": m, "B": 10})
     with pytest.raises(pf.ConfigError) as info:
-        pf.resampling.draw(sampler, n, np.random.default_rng(0))
+        draw(sampler, n, np.random.default_rng(0))
     assert str(info.value).startswith("m:")
 
 
@@ -642,7 +642,7 @@ def test_bad_m_at_draw_time(name: str, m: int | str, n: int) -> None:
 def test_too_few_records(name: str) -> None:
     sampler = pf.registry.create("sampler", name, {"m": 2, "B": 10})
     with pytest.raises(pf.DataError):
-        pf.resampling.draw(sampler, 2, np.random.default_rng(0))
+        draw(sampler, 2, np.random.default_rng(0))
 
 
 def test_scratch_is_clean_after_a_failed_draw(monkeypatch: pytest.MonkeyPatch) -> None:

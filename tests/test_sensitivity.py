@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import privframe as pf
-from privframe.plugin import evaluation
+import privframe.plugin as pp
 from privframe_std.methods.oneshot.radius import convolved_quantile
 
 GRID = np.linspace(0.0, 1.0, 5)
@@ -40,9 +40,9 @@ def test_mean_sensitivity_is_attained_and_never_exceeded(k: int) -> None:
     worst = 0.0
     for x in itertools.product(GRID, repeat=k):
         xa = np.array(x)
-        base = evaluation.evaluate_full(mean, xa)[0]
+        base = mean.evaluate(xa)[0]
         for y in _neighbours(xa):
-            worst = max(worst, abs(evaluation.evaluate_full(mean, y)[0] - base))
+            worst = max(worst, abs(mean.evaluate(y)[0] - base))
     assert worst <= claimed + 1e-15
     assert worst == pytest.approx(claimed)  # tight: a record moving from 0 to 1
 
@@ -68,9 +68,9 @@ def test_vector_mean_sensitivity_on_the_ball() -> None:
 
 def _radius(x: np.ndarray, index: np.ndarray, confidence: float) -> float:
     mean = pf.registry.create("statistic", "mean")
-    theta = evaluation.evaluate_full(mean, x)
+    theta = mean.evaluate(x)
     roots = np.linalg.norm(mean.evaluate_batch(x, index) - theta, axis=1)
-    k = evaluation.order_statistic_index(confidence, index.shape[0])
+    k = pp.order_statistic_index(confidence, index.shape[0])
     return float(np.sort(roots)[k]) * np.sqrt(index.shape[1])
 
 
@@ -84,7 +84,7 @@ def _radii(datasets: np.ndarray, index: np.ndarray, confidence: float) -> np.nda
     theta = mean.evaluate_batch(flat, np.arange(count * n).reshape(count, n))  # (N, 1)
     star = mean.evaluate_batch(flat, (index[None, :, :] + offsets).reshape(-1, index.shape[1]))
     roots = np.abs(star.reshape(count, index.shape[0]) - theta)
-    k = evaluation.order_statistic_index(confidence, index.shape[0])
+    k = pp.order_statistic_index(confidence, index.shape[0])
     return np.sort(roots, axis=1)[:, k] * np.sqrt(index.shape[1])
 
 
@@ -157,7 +157,7 @@ def test_the_noise_aware_quantile_has_the_same_sensitivity(replace: bool) -> Non
     mean = pf.registry.create("statistic", "mean")
 
     def convolved(x: np.ndarray, index: np.ndarray, confidence: float) -> float:
-        deviations = mean.evaluate_batch(x, index) - evaluation.evaluate_full(mean, x)
+        deviations = mean.evaluate_batch(x, index) - mean.evaluate(x)
         return convolved_quantile(np.sqrt(m) * deviations, offsets, confidence, "inverted_cdf", shifts)
 
     worst = _worst_radius_change(index, n, confidence, convolved)

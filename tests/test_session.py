@@ -24,8 +24,11 @@ import numpy as np
 import pytest
 
 import privframe as pf
+import privframe.plugin as pp
 from privframe.cli import main
 from privframe.pipeline.build import Pipeline
+from privframe.privacy.budgets import budget_to_table
+from privframe.session import SessionCall
 
 N = 2000
 BOUNDS = (0.0, 1.0)
@@ -62,9 +65,9 @@ class Counter:
 
 @pytest.fixture
 def runs(monkeypatch: pytest.MonkeyPatch) -> Counter:
-    """Counts ``Pipeline.run_raw`` (every run goes through it, ``Pipeline.run`` included)."""
+    """Counts ``Pipeline.execute`` (every run goes through it, ``Pipeline.run`` included)."""
     counter = Counter()
-    monkeypatch.setattr(Pipeline, "run_raw", counter.wrap(Pipeline.run_raw))
+    monkeypatch.setattr(Pipeline, "execute", counter.wrap(Pipeline.execute))
     return counter
 
 
@@ -72,7 +75,7 @@ def runs(monkeypatch: pytest.MonkeyPatch) -> Counter:
 def releases(monkeypatch: pytest.MonkeyPatch) -> Counter:
     """Counts ``pf.noise.release``: every exact noisy release of the standard mechanisms."""
     counter = Counter()
-    monkeypatch.setattr(pf.noise, "release", counter.wrap(pf.noise.release))
+    monkeypatch.setattr(pp.noise, "release", counter.wrap(pp.noise.release))
     return counter
 
 
@@ -154,7 +157,7 @@ def test_regions_are_charged_like_intervals(x: np.ndarray) -> None:
 def test_pure_calls_in_a_gdp_session_are_charged_by_their_gdp_mu(x: np.ndarray) -> None:
     session = pf.Session(pf.GDP(1.0))
     _privsub(session, x, pf.PureDP(0.5), rng=1)
-    mu_pure = pf.accounting.pure_dp_gdp_mu(0.5)
+    mu_pure = pp.accounting.pure_dp_gdp_mu(0.5)
     assert mu_pure > 0.5  # not charged as if epsilon were mu
     assert session.spent == pf.GDP(mu_pure)
     _mean(session, x, pf.GDP(0.6), rng=2)
@@ -315,10 +318,10 @@ def test_a_ptr_failure_outside_a_run_has_no_ledger() -> None:
 
 
 def test_an_error_during_the_run_is_charged(x: np.ndarray, monkeypatch: pytest.MonkeyPatch) -> None:
-    def broken(self: Pipeline, data: Any, rng: Any = None) -> Any:
+    def broken(self: Pipeline, data: Any, rng: Any = None, **kwargs: Any) -> Any:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(Pipeline, "run_raw", broken)
+    monkeypatch.setattr(Pipeline, "execute", broken)
     session = pf.Session(pf.GDP(1.0))
     with pytest.raises(RuntimeError, match="boom"):
         _mean(session, x, pf.GDP(0.6), rng=1)
@@ -355,9 +358,9 @@ def test_a_session_rejects_a_total_that_is_not_a_budget() -> None:
     with pytest.raises(pf.BudgetError):
         pf.Session(None)  # type: ignore[arg-type]
     with pytest.raises(pf.ConfigError, match="already spend more"):
-        pf.Session(pf.GDP(1.0), calls=[pf.SessionCall("call 1", pf.GDP(1.5), pf.GDP(1.5), "released")])
+        pf.Session(pf.GDP(1.0), calls=[SessionCall("call 1", pf.GDP(1.5), pf.GDP(1.5), "released")])
     with pytest.raises(pf.ConfigError, match="unit"):
-        pf.Session(pf.GDP(1.0), calls=[pf.SessionCall("call 1", pf.PureDP(0.1), pf.PureDP(0.1), "released")])
+        pf.Session(pf.GDP(1.0), calls=[SessionCall("call 1", pf.PureDP(0.1), pf.PureDP(0.1), "released")])
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -395,13 +398,13 @@ def test_a_call_is_on_file_before_it_reads_the_data(
     path = tmp_path / "s.json"
     session = pf.Session.open(path, pf.GDP(1.0))
     seen: list[list[str]] = []
-    original = Pipeline.run_raw
+    original = Pipeline.execute
 
-    def spy(self: Pipeline, data: Any, rng: Any = None) -> Any:
+    def spy(self: Pipeline, data: Any, rng: Any = None, **kwargs: Any) -> Any:
         seen.append([call["outcome"] for call in json.loads(path.read_text())["calls"]])
-        return original(self, data, rng)
+        return original(self, data, rng, **kwargs)
 
-    monkeypatch.setattr(Pipeline, "run_raw", spy)
+    monkeypatch.setattr(Pipeline, "execute", spy)
     _mean(session, x, pf.GDP(0.6), rng=1)
     assert seen == [["running"]]
     assert [call.outcome for call in pf.Session.open(path).calls] == ["released"]
@@ -472,7 +475,7 @@ def test_events_round_trip_through_json(x: np.ndarray) -> None:
     assert hash(changed) == hash(event)
     # A subsample survives the round trip too.
     sub = pf.PrivacyEvent(
-        label="s", mechanism="laplace", budget=pf.PureDP(0.5), count=3, subsample=pf.Subsample(1000, 100)
+        label="s", mechanism="laplace", budget=pf.PureDP(0.5), count=3, subsample=pp.Subsample(1000, 100)
     )
     assert pf.PrivacyEvent.from_dict(json.loads(json.dumps(sub.to_dict()))) == sub
     with pytest.raises(pf.ConfigError) as info:
@@ -482,10 +485,10 @@ def test_events_round_trip_through_json(x: np.ndarray) -> None:
 
 def test_budget_tables_round_trip() -> None:
     for budget in (pf.GDP(1.0), pf.GDP(0.5, delta=1e-6), pf.ApproxDP(2.0, 1e-7), pf.PureDP(0.25)):
-        table = pf.budget_to_table(budget)
+        table = budget_to_table(budget)
         assert table is not None
         assert pf.budget_from_table(json.loads(json.dumps(table))) == budget
-    assert pf.budget_to_table(None) is None
+    assert budget_to_table(None) is None
     with pytest.raises(pf.ConfigError) as info:
         pf.budget_from_table({"unit": "gdp", "mu": 1.0, "epsilon": 1.0}, "b")
     assert info.value.path == "b.epsilon"

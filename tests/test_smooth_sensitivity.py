@@ -22,7 +22,8 @@ import numpy as np
 import pytest
 
 import privframe as pf
-from privframe.plugin import evaluation
+import privframe.plugin as pp
+from privframe.resampling.blocks import draw
 from privframe_std.statistics.order import (
     Median,
     Quantile,
@@ -336,12 +337,13 @@ def test_non_finite_log_smooth_sensitivity_gives_an_uninformative_release_not_an
             return self.evaluate_batch(x, index), np.full(index.shape[0], np.nan)
 
     x = np.full(50, 0.123456789)
-    assert evaluation.log_smooth_sensitivity(Broken(), x, 0.1, pf.Bounds(0.0, 1.0)) == math.inf
+    ctx = pp.RunContext(method="probe", statistic=Broken(), data=x, bounds=pf.Bounds(0.0, 1.0), confidence=0.9)
     sampler = pf.registry.create("sampler", "wor", m=10, B=4)
-    resamples = pf.resampling.draw(sampler, 50, np.random.default_rng(0))
-    values, log_smooth = evaluation.evaluate_resamples_smooth(Broken(), x, resamples, 1, 0.1, pf.Bounds(0.0, 1.0))
-    assert values.shape == (4, 1)
-    assert np.all(log_smooth == math.inf)
+    resamples = draw(sampler, 50, np.random.default_rng(0))
+    smooth = ctx.evaluate_smooth(resamples, 1, 0.1)
+    assert smooth.log_full == math.inf
+    assert smooth.values.shape == (4, 1)
+    assert np.all(smooth.log_resamples == math.inf)
     ptr = pf.registry.create("mechanism", "ptr-gdp")
     event = ptr.plan_smooth(0.1, pf.GDP(1.0, delta=1e-6), label="center")
     for log_bound in (math.inf, -math.inf):

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import privframe as pf
+from privframe.resampling import blocks
 
 ROOT = Path(__file__).resolve().parents[1]
 X = np.random.default_rng(0).uniform(size=2000)
@@ -195,7 +196,7 @@ def test_experiment_trials_draw_no_bar_of_their_own(monkeypatch: pytest.MonkeyPa
     """On a terminal the harness draws its bar of cells; the calls inside the trials stay silent."""
     terminal = _Terminal()
     monkeypatch.setattr(sys, "stderr", terminal)
-    monkeypatch.setattr(pf.resampling, "PROGRESS_INDICES", 1)  # every call would otherwise draw one
+    monkeypatch.setattr(blocks, "PROGRESS_INDICES", 1)  # every call would otherwise draw one
     pf.experiments.run("seed1-mean", trials=1, n=[400], methods=["cr-gs-wor"], budgets=["mu=1"], progress=True)
     assert "cells" in terminal.getvalue()
     assert "resamples of" not in terminal.getvalue()

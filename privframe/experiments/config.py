@@ -64,7 +64,8 @@ from privframe._typing import frozen_mapping
 from privframe.errors import BudgetError, ConfigError
 from privframe.experiments.generators import Generator, make_generator
 from privframe.experiments.levels import BudgetLevel, parse_level
-from privframe.pipeline.build import Part, Pipeline
+from privframe.pipeline.build import Pipeline
+from privframe.pipeline.parts import Part
 from privframe.plugin.protocols import PopulationStatistic
 from privframe.plugin.registry import registry
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
-from privframe.pipeline.build import Part, Pipeline, ResolvedPipeline
+from privframe.pipeline.build import Pipeline
+from privframe.pipeline.parts import Part
+from privframe.pipeline.resolve import ResolvedPipeline
 
 __all__ = ["Part", "Pipeline", "ResolvedPipeline"]

@@ -4,47 +4,83 @@ A method receives a :class:`RunContext` and trusts it: the parts it declared in 
 implement their protocols, a private method has a budget, the data are prepared by the statistic. The
 context also carries the call's privacy spender, so every release of every method is charged through one
 path, composed by the registered accountant the pipeline resolved, before any noise is drawn.
+
+The context calls the statistic itself (each call guarded, :func:`privframe.plugin.evaluation.guarded`), so
+a method reaches the statistic in one hop: ``ctx.evaluate()`` runs ``statistic.evaluate``.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import attrs
 import numpy as np
 
 from privframe._rng import spawn_generators
-from privframe._typing import Array, frozen_mapping
+from privframe._typing import Array, IndexMatrix, frozen_mapping
 from privframe.bounds import Bounds, L2Ball
 from privframe.data.distributed import DistributedData
-from privframe.errors import BudgetError, ConfigError, PrivframeError
-from privframe.plugin import evaluation
-from privframe.plugin.protocols import Accountant, Mechanism, Sampler, SmoothMechanism, Statistic
+from privframe.errors import BudgetError, ConfigError, DataError, PrivframeError
+from privframe.plugin.evaluation import finite, global_sensitivity, guarded, row_slices
+from privframe.plugin.protocols import (
+    Accountant,
+    DirectStatistic,
+    Mechanism,
+    RatedStatistic,
+    Sampler,
+    SmoothMechanism,
+    SmoothStatistic,
+    Statistic,
+)
 from privframe.plugin.spending import PrivacySpender
-from privframe.privacy.budgets import Budget
+from privframe.privacy.budgets import Budget, split_budget
 from privframe.privacy.events import PrivacyEvent
 from privframe.privacy.ledger import Ledger
 from privframe.privacy.releases import SmoothRelease
 from privframe.resampling.blocks import Resamples, RunOptions, draw
 from privframe.results import IntervalResult, RegionResult
 
-__all__ = ["RunContext"]
+__all__ = ["RunContext", "SmoothEvaluation"]
+
+M = TypeVar("M")
 
 
-def _spender(parts: Mapping[str, object], limit: Budget | None) -> PrivacySpender | None:
-    accountant = parts.get("accountant")
-    if limit is None or accountant is None:
-        return None
-    assert isinstance(accountant, Accountant)  # checked by the pipeline against the method's needs
-    return PrivacySpender(accountant, limit)
+@attrs.frozen
+class SmoothEvaluation:
+    """theta on every resample with the logs of the smooth bounds: at the full data and per resample."""
+
+    values: Array
+    log_full: float
+    log_resamples: Array
+
+
+def _checked(statistic: Statistic, values: object, rows: int, dimension: int) -> Array:
+    out = np.asarray(values, dtype=np.float64)
+    if out.shape != (rows, dimension):
+        raise DataError(
+            f"'{statistic.name}' returned shape {out.shape} on a resample, expected {(rows, dimension)}",
+            path="statistic",
+        )
+    return out
+
+
+def _smooth(statistic: Statistic) -> SmoothStatistic:
+    if not isinstance(statistic, SmoothStatistic):  # the pipeline checks the method's needs; a direct caller may not
+        raise ConfigError(
+            f"'{statistic.name}' has no smooth sensitivity (methods that scale noise to a smooth bound cannot use it)",
+            path="statistic",
+        )
+    return statistic
 
 
 @attrs.frozen(eq=False)
-class RunContext:
-    """One call of a method: its resolved parts, data, budget, bounds, confidence, seed and spender.
+class RunContext(Generic[M]):
+    """One call of a method: its resolved parts, data, budget, bounds, confidence, randomness and spender.
 
-    Built by the pipeline; methods read it and charge every release through it. Attributes are read-only.
+    Built by the pipeline; methods read it and charge every release through it. ``M`` is the mechanism
+    protocol the method declared it needs (``RunContext[pp.Mechanism]``), the type of :attr:`mechanism`.
 
     Attributes
     ----------
@@ -54,46 +90,41 @@ class RunContext:
         The statistic.
     data : ndarray
         The data, validated and prepared by the statistic (clipped to the public bounds).
-    parts : mapping
-        The other parts by kind (``"sampler"``, ``"mechanism"``, ``"accountant"``); a kind the method does
-        without is absent.
-    names : mapping
-        The registered name of every part, the method and the statistic included.
     bounds : Bounds, L2Ball or None
         The public bounds.
     confidence : float
         Nominal coverage ``1 - alpha``.
-    seed : numpy.random.SeedSequence
-        The call's randomness; spawn independent generators with :meth:`generators`.
     options : RunOptions
         Memory budget and worker threads.
-    requested : Budget or None
-        The user's budget (None for a non-private reference).
-    limit : Budget or None
-        What this call may spend: the requested budget, unless the method runs at a documented conversion
-        of it (:meth:`with_limit`).
     distributed : DistributedData or None
         The data as a Dask array when they stay on the workers (``docs/cluster.md``); ``data`` is then an
-        empty placeholder and the in-memory evaluations refuse to run. Only methods declaring
-        ``distributed = True`` receive such a context.
+        empty placeholder and the in-memory evaluations refuse to run. Only methods whose needs declare
+        ``distributed=True`` receive such a context.
     """
 
     method: str
     statistic: Statistic
     data: Array
-    parts: Mapping[str, object] = attrs.field(converter=frozen_mapping)
-    names: Mapping[str, str] = attrs.field(converter=frozen_mapping)
     bounds: Bounds | L2Ball | None
     confidence: float
-    seed: np.random.SeedSequence
     options: RunOptions = attrs.field(factory=RunOptions)
-    requested: Budget | None = None
-    limit: Budget | None = attrs.field(default=attrs.Factory(lambda self: self.requested, takes_self=True))
     distributed: DistributedData | None = None
+    _parts: Mapping[str, object] = attrs.field(factory=dict, converter=frozen_mapping, alias="parts")
+    _names: Mapping[str, str] = attrs.field(factory=dict, converter=frozen_mapping, alias="names")
+    _seed: np.random.SeedSequence = attrs.field(factory=np.random.SeedSequence, alias="seed")
+    _requested: Budget | None = attrs.field(default=None, alias="requested")
+    _limit: Budget | None = attrs.field(
+        default=attrs.Factory(lambda self: self._requested, takes_self=True), alias="limit"
+    )
+    _region: bool = attrs.field(default=False, alias="region")
     _spender: PrivacySpender | None = attrs.field(init=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
-        object.__setattr__(self, "_spender", _spender(self.parts, self.limit))
+        accountant = self._parts.get("accountant")
+        spender = None
+        if self._limit is not None and isinstance(accountant, Accountant):
+            spender = PrivacySpender(accountant, self._limit)
+        object.__setattr__(self, "_spender", spender)
 
     # -- what the call knows --------------------------------------------------------------------------
 
@@ -107,63 +138,52 @@ class RunContext:
     @property
     def budget(self) -> Budget:
         """The user's budget of a private call (never None for a private method)."""
-        if self.requested is None:
+        if self._requested is None:
             raise BudgetError(f"method '{self.method}' is a non-private reference and has no budget", path="budget")
-        return self.requested
+        return self._requested
 
-    def _missing(self, kind: str, protocol: str) -> ConfigError:
-        return ConfigError(f"method '{self.method}' has no {kind} implementing {protocol}", path=kind)
+    def _part(self, kind: str, protocol: type[Any]) -> Any:
+        value = self._parts.get(kind)
+        if not isinstance(value, protocol):
+            raise ConfigError(f"method '{self.method}' has no {kind} implementing {protocol.__name__}", path=kind)
+        return value
 
     @property
     def sampler(self) -> Sampler:
         """The sampler."""
-        value = self.parts.get("sampler")
-        if not isinstance(value, Sampler):
-            raise self._missing("sampler", "Sampler")
-        return value
+        sampler: Sampler = self._part("sampler", Sampler)
+        return sampler
+
+    @property
+    def mechanism(self) -> M:
+        """The mechanism, of the protocol the method declared in its needs."""
+        if "mechanism" not in self._parts:
+            raise ConfigError(f"method '{self.method}' has no mechanism", path="mechanism")
+        mechanism: M = self._parts["mechanism"]  # type: ignore[assignment]  # checked against needs when built
+        return mechanism
 
     @property
     def accountant(self) -> Accountant:
         """The accountant that composes this call's events."""
-        value = self.parts.get("accountant")
-        if not isinstance(value, Accountant):
-            raise self._missing("accountant", "Accountant")
-        return value
-
-    @property
-    def mechanism(self) -> object | None:
-        """The mechanism, whichever protocol it implements (None when the method does without one)."""
-        return self.parts.get("mechanism")
-
-    @property
-    def additive_mechanism(self) -> Mechanism:
-        """The mechanism as an additive-noise ``pf.Mechanism`` (what :meth:`release` uses)."""
-        value = self.parts.get("mechanism")
-        if not isinstance(value, Mechanism):
-            raise self._missing("mechanism", "Mechanism")
-        return value
-
-    @property
-    def smooth_mechanism(self) -> SmoothMechanism:
-        """The mechanism as a smooth-bound ``pf.SmoothMechanism`` (what :meth:`release_smooth` uses)."""
-        value = self.parts.get("mechanism")
-        if not isinstance(value, SmoothMechanism):
-            raise self._missing("mechanism", "SmoothMechanism")
-        return value
+        accountant: Accountant = self._part("accountant", Accountant)
+        return accountant
 
     def generators(self, count: int) -> list[np.random.Generator]:
         """``count`` independent generators spawned from the call's seed (call once per run)."""
-        return spawn_generators(self.seed, count)
+        return spawn_generators(self._seed, count)
 
-    # -- statistic and resamples ----------------------------------------------------------------------
+    # -- the statistic --------------------------------------------------------------------------------
 
     def rate(self, k: int) -> float:
-        """tau_k of the statistic."""
-        return evaluation.rate(self.statistic, k)
+        """tau_k of the statistic: its own ``rate`` if it has one, else ``sqrt(k)``."""
+        if isinstance(self.statistic, RatedStatistic):
+            with guarded("statistic", self.statistic.name, "rate"):
+                return float(self.statistic.rate(k))
+        return math.sqrt(k)
 
     def sensitivity(self, k: int) -> float:
         """The statistic's finite L2 global sensitivity on k records (``ConfigError`` when it has none)."""
-        return evaluation.global_sensitivity(self.statistic, k, self.bounds, needed_by=self.method)
+        return global_sensitivity(self.statistic, k, self.bounds, needed_by=self.method)
 
     def _in_memory(self) -> None:
         if self.distributed is not None:
@@ -174,7 +194,15 @@ class RunContext:
     def evaluate(self) -> Array:
         """theta on the full data, a ``(d,)`` vector."""
         self._in_memory()
-        return evaluation.evaluate_full(self.statistic, self.data)
+        statistic, x = self.statistic, self.data
+        if isinstance(statistic, DirectStatistic):
+            with guarded("statistic", statistic.name, "evaluate"):
+                value = np.asarray(statistic.evaluate(x), dtype=np.float64).reshape(-1)
+        else:
+            index = np.arange(x.shape[0], dtype=np.intp)[np.newaxis, :]
+            with guarded("statistic", statistic.name, "evaluate_batch"):
+                value = np.asarray(statistic.evaluate_batch(x, index), dtype=np.float64).reshape(-1)
+        return finite(value)
 
     def resample(self, rng: np.random.Generator) -> Resamples:
         """The sampler's resamples of the n records, seeded from ``rng``."""
@@ -186,19 +214,55 @@ class RunContext:
             raise
 
     def evaluate_resamples(self, resamples: Resamples, dimension: int) -> Array:
-        """theta on every resample, ``(B, dimension)``."""
-        self._in_memory()
-        return evaluation.evaluate_resamples(self.statistic, self.data, resamples, dimension)
+        """theta on every resample, ``(B, dimension)``, block by block within the memory budget (threads if asked).
 
-    def log_smooth_sensitivity(self, beta: float) -> float:
-        """``ln SS_beta`` of the statistic at the full data."""
+        Statistics are computed row by row, so the result does not depend on how rows are grouped.
+        """
         self._in_memory()
-        return evaluation.log_smooth_sensitivity(self.statistic, self.data, beta, self.bounds)
+        statistic, x = self.statistic, self.data
 
-    def evaluate_smooth(self, resamples: Resamples, dimension: int, beta: float) -> tuple[Array, Array]:
-        """theta and ``ln SS_beta`` on every resample: ``(B, dimension)`` and ``(B,)``."""
+        def rows(index: IndexMatrix) -> Array:
+            with guarded("statistic", statistic.name, "evaluate_batch"):
+                values = statistic.evaluate_batch(x, index)
+            return _checked(statistic, values, index.shape[0], dimension)
+
+        def chunk(block: IndexMatrix) -> Array:
+            parts = [rows(index) for index in row_slices(resamples, x, block)]
+            return parts[0] if len(parts) == 1 else np.concatenate(parts, axis=0)
+
+        return finite(np.concatenate(resamples.map_blocks(chunk), axis=0))
+
+    def evaluate_smooth(self, resamples: Resamples, dimension: int, beta: float) -> SmoothEvaluation:
+        """theta on every resample, ``ln SS_beta`` at the full data and on every resample.
+
+        Non-finite values are made finite as in :func:`~privframe.plugin.evaluation.finite`; a NaN ln SS
+        becomes +inf (no bound), which a smooth-bound mechanism turns into an uninformative release.
+        """
         self._in_memory()
-        return evaluation.evaluate_resamples_smooth(self.statistic, self.data, resamples, dimension, beta, self.bounds)
+        statistic, x, bounds = self.statistic, self.data, self.bounds
+        smooth = _smooth(statistic)
+        with guarded("statistic", statistic.name, "log_smooth_sensitivity"):
+            log_full = float(smooth.log_smooth_sensitivity(x, beta, bounds))
+
+        def rows(index: IndexMatrix) -> tuple[Array, Array]:
+            with guarded("statistic", statistic.name, "evaluate_log_smooth_batch"):
+                values, log_smooth = smooth.evaluate_log_smooth_batch(x, index, beta, bounds)
+            return _checked(statistic, values, index.shape[0], dimension), np.asarray(log_smooth, dtype=np.float64)
+
+        parts = [
+            part
+            for block in resamples.map_blocks(lambda b: [rows(i) for i in row_slices(resamples, x, b)])
+            for part in block
+        ]
+        values = np.concatenate([p[0] for p in parts], axis=0)
+        log_smooth = np.concatenate([p[1] for p in parts], axis=0)
+        if log_smooth.shape != (resamples.B,):
+            raise DataError(f"'{statistic.name}' returned smooth sensitivities of the wrong shape", path="statistic")
+        return SmoothEvaluation(
+            values=finite(values),
+            log_full=math.inf if math.isnan(log_full) else log_full,
+            log_resamples=np.where(np.isnan(log_smooth), math.inf, log_smooth),
+        )
 
     # -- releases -------------------------------------------------------------------------------------
 
@@ -207,27 +271,28 @@ class RunContext:
             raise BudgetError(f"method '{self.method}' is a non-private reference and cannot release", path="budget")
         return self._spender
 
-    def with_limit(self, limit: Budget) -> RunContext:
+    def with_limit(self, limit: Budget) -> RunContext[M]:
         """The same call under a different limit, for a method that runs at a documented conversion of the
         user's budget (PrivBoot's exact accounting at an (epsilon, delta) target). Only before any charge."""
         if self._spender is not None and self._spender.ledger().events:
             raise BudgetError("the limit can only change before anything is charged", path="budget")
         return attrs.evolve(self, limit=limit)
 
+    def split(self, share: float) -> tuple[Budget, Budget]:
+        """The budget in the accountant's unit cut into ``share`` and the rest; the two compose back to it
+        (GDP parts split ``mu^2``, (eps, delta) and pure parts split eps and delta)."""
+        return split_budget(self.accountant.per_call(self.budget, 1), share)
+
     def plan(self, sensitivity: float, budget: Budget, *, label: str, dimension: int = 1) -> PrivacyEvent:
-        """The event the additive mechanism would spend (pure: draws nothing, charges nothing)."""
-        return self.additive_mechanism.plan(sensitivity, budget, label=label, dimension=dimension)
+        """The event the additive mechanism would spend on a ``dimension``-vector (draws nothing, charges nothing)."""
+        mechanism: Mechanism = self._part("mechanism", Mechanism)
+        return mechanism.plan(sensitivity, budget, label=label, dimension=dimension)
 
-    def release(
-        self, value: Array, sensitivity: float, budget: Budget, *, label: str, rng: np.random.Generator
-    ) -> tuple[Array, PrivacyEvent]:
-        """Plan, charge, then add the additive mechanism's noise: the noisy value and its event."""
-        mechanism = self.additive_mechanism
-        return self._charging().release(mechanism, value, sensitivity, budget, label=label, rng=rng)
-
-    def release_planned(self, value: Array, event: PrivacyEvent, *, rng: np.random.Generator) -> Array:
-        """Charge an event planned with :meth:`plan` (and annotated, e.g. with a ``count``), then add noise."""
-        return self._charging().release_planned(self.additive_mechanism, value, event, rng=rng)
+    def release(self, value: Array, event: PrivacyEvent, *, rng: np.random.Generator) -> Array:
+        """Charge ``event`` (planned with :meth:`plan`, perhaps annotated, e.g. with a ``count``), then add the
+        additive mechanism's noise to ``value``."""
+        mechanism: Mechanism = self._part("mechanism", Mechanism)
+        return self._charging().release(mechanism, value, event, rng=rng)
 
     def release_smooth(
         self,
@@ -242,7 +307,7 @@ class RunContext:
         fallback_sensitivity: float | None = None,
     ) -> tuple[SmoothRelease, PrivacyEvent]:
         """Plan, charge, then test and release through the smooth-bound mechanism."""
-        mechanism = self.smooth_mechanism
+        mechanism: SmoothMechanism = self._part("mechanism", SmoothMechanism)
         return self._charging().release_smooth(
             mechanism,
             value,
@@ -267,15 +332,15 @@ class RunContext:
 
     # -- results --------------------------------------------------------------------------------------
 
-    def parameters(self, extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    def _parameters(self, extra: Mapping[str, Any] | None) -> dict[str, Any]:
         """The resolved settings every result reports (statistic, parts, n, budget), updated with ``extra``."""
-        common: dict[str, Any] = {"statistic": self.names["statistic"]}
+        common: dict[str, Any] = {"statistic": self._names["statistic"]}
         for kind in ("sampler", "mechanism", "accountant"):
-            if kind in self.parts:
-                common[kind] = self.names[kind]
+            if kind in self._parts:
+                common[kind] = self._names[kind]
         common["n"] = self.n
-        if self.requested is not None:
-            common["budget"] = str(self.requested)
+        if self._requested is not None:
+            common["budget"] = str(self._requested)
         common.update(extra or {})
         return common
 
@@ -295,26 +360,31 @@ class RunContext:
             center=center,
             confidence=self.confidence,
             method=self.method,
-            parameters=self.parameters(parameters),
+            parameters=self._parameters(parameters),
             diagnostics=diagnostics or {},
             privacy=self.ledger(),
         )
 
-    def region(
+    def ball(
         self,
         center: Array,
         radius: float,
         *,
         parameters: Mapping[str, Any] | None = None,
         diagnostics: Mapping[str, Any] | None = None,
-    ) -> RegionResult:
-        """A ball result with the common parameters and this call's ledger."""
+    ) -> IntervalResult | RegionResult:
+        """The ball of ``radius`` about ``center``: an interval for a scalar statistic (unless the caller asked
+        for a region, ``pf.confidence_region``), else a region; with the common parameters and the ledger."""
+        vector = np.asarray(center, dtype=np.float64).reshape(-1)
+        if vector.shape[0] == 1 and not self._region:
+            c = float(vector[0])
+            return self.interval(c - radius, c + radius, c, parameters=parameters, diagnostics=diagnostics)
         return RegionResult(
-            center=center,
+            center=vector,
             radius=radius,
             confidence=self.confidence,
             method=self.method,
-            parameters=self.parameters(parameters),
+            parameters=self._parameters(parameters),
             diagnostics=diagnostics or {},
             privacy=self.ledger(),
         )

@@ -37,7 +37,7 @@ power-of-two grid and the rounding is charged in the sensitivity (``docs/configu
 
 >>> 0.01 <= event.noise_scale <= 0.01 * pf.noise.max_scale_ratio(1.0)
 True
->>> event.details["epsilon_effective"] <= 1.0, bool(np.all(values % event.details["grid"] == 0))
+>>> event.noise.epsilon <= 1.0, bool(np.all(values % event.noise.grid == 0))
 (True, True)
 """
 

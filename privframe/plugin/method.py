@@ -1,7 +1,7 @@
 """The Method protocol: a recipe that turns a run context into a confidence set.
 
-Kept apart from :mod:`privframe.protocols` because a method receives a :class:`~privframe.context.RunContext`,
-which itself builds on the part protocols.
+Kept apart from :mod:`privframe.plugin.protocols` because a method receives a
+:class:`~privframe.plugin.context.RunContext`, which itself builds on the part protocols.
 """
 
 from __future__ import annotations
@@ -10,24 +10,26 @@ from collections.abc import Mapping
 from typing import Any, Protocol, runtime_checkable
 
 from privframe.plugin.context import RunContext
+from privframe.plugin.protocols import Statistic
+from privframe.plugin.traits import MethodNeeds
 from privframe.privacy.budgets import Budget
+from privframe.resampling.design import Design
 from privframe.results import IntervalResult, RegionResult
 
-__all__ = ["Method"]
+__all__ = ["ChecksDesign", "Method"]
 
 
 @runtime_checkable
 class Method(Protocol):
     """A recipe that wires the parts into a confidence set.
 
-    ``needs`` maps each part kind the method uses besides the statistic (``"sampler"``, ``"mechanism"``,
-    ``"accountant"``) to the protocol, or tuple of protocols, the part must implement; the pipeline checks
-    it, so ``run`` never does. A private method needs an accountant: every release is charged through it.
-    ``defaults(budget, confidence)`` gives default part names (keys that are part kinds; ``None`` means the
-    method does without that part this time) and default options for the parts (any other key, such as
-    ``"m"``; options the user sets win). Without a default mechanism the statistic's own
-    ``default_mechanism(budget)`` is used. ``private`` is False for non-private references, which take
-    ``budget=None``. ``run(ctx)`` receives everything resolved in a :class:`~privframe.context.RunContext`.
+    ``needs`` (a :class:`~privframe.plugin.MethodNeeds`) says which parts the method uses, the protocols they
+    must implement, what it needs of the statistic and which budget kind it hands its mechanism; the pipeline
+    checks all of it when it is built, so ``run`` never does. ``defaults(budget, confidence)`` gives default
+    part names (keys that are part kinds; ``None`` means the method does without that part this time) and
+    default options for the parts (any other key, such as ``"m"``; options the user sets win). Without a
+    default mechanism the statistic's own (``traits.default_mechanisms``) is used. ``run(ctx)`` receives
+    everything resolved in a :class:`~privframe.plugin.context.RunContext`.
     """
 
     @property
@@ -35,15 +37,23 @@ class Method(Protocol):
         """Registered name."""
 
     @property
-    def needs(self) -> Mapping[str, type[Any] | tuple[type[Any], ...]]:
-        """Part kind -> the protocol(s) the part must implement."""
-
-    @property
-    def private(self) -> bool:
-        """False for a non-private reference (which then takes ``budget=None``)."""
+    def needs(self) -> MethodNeeds:
+        """What the method needs of its parts (may depend on its options)."""
 
     def defaults(self, budget: Budget | None, confidence: float) -> Mapping[str, object]:
         """Default part names and part options for this budget and confidence."""
 
-    def run(self, ctx: RunContext) -> IntervalResult | RegionResult:
+    def run(self, ctx: RunContext[Any]) -> IntervalResult | RegionResult:
         """Compute the confidence set; releases are charged through ``ctx``."""
+
+
+@runtime_checkable
+class ChecksDesign(Protocol):
+    """A method that may refuse its sampler's design at n (public inputs only), before any data are read.
+
+    ``privframe.Pipeline.check(n)`` calls it, the front door before it reads the data and a session before it
+    admits a call, so such a refusal costs nothing (BLBQuant refuses blocks too small for the statistic).
+    """
+
+    def check_design(self, design: Design, statistic: Statistic) -> None:
+        """Raise ``ConfigError`` if the design at n does not suit the method."""

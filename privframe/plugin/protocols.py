@@ -1,35 +1,40 @@
-"""The part protocols: Statistic, Sampler, Mechanism, Accountant, and their optional capabilities.
+"""The part protocols: Statistic, Sampler, Mechanism, Accountant, and the statistics' optional capabilities.
 
-Plugins implement these structurally (no base class needed). Optional capabilities are separate
-protocols so a minimal plugin stays minimal; the core checks for them with ``isinstance``. This module
-holds protocols only: the values they exchange live in :mod:`privframe.types` and
-:mod:`privframe.ledger`; the Method protocol, which receives a run context, is in :mod:`privframe.method`.
+Plugins implement these structurally (no base class needed). A statistic's optional *capabilities* (functions
+it offers: a rate, a smooth sensitivity, weighted evaluation, partial sums...) are separate protocols, so a
+minimal plugin stays minimal; its static *traits* (bounds required, centred limit law, quantile level, default
+mechanisms) are one record, :class:`privframe.plugin.StatisticTraits`. The pipeline reads both once, when it is
+built (:mod:`privframe.plugin.contracts`), and checks them against what the method declares it needs. This
+module holds protocols only; the values they exchange live in :mod:`privframe.privacy` and
+:mod:`privframe.resampling`, and the Method protocol, which receives a run context, is in
+:mod:`privframe.plugin.method`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, Protocol, runtime_checkable
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol, TypeAlias, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
 
 from privframe._typing import Array, IndexMatrix
-from privframe.privacy.budgets import Budget
+from privframe.privacy.budgets import GDP, ApproxDP, Budget, PureDP
 from privframe.privacy.events import PrivacyEvent
 from privframe.privacy.releases import SmoothRelease, SmoothReleaseBatch
 from privframe.resampling.design import Design
 
 __all__ = [
+    "MECHANISM_PROTOCOLS",
     "Accountant",
     "BatchSmoothMechanism",
+    "BudgetKind",
     "DecomposableStatistic",
     "DescribedNoise",
     "DirectStatistic",
     "Mechanism",
     "PopulationStatistic",
     "PreparingStatistic",
-    "QuantileStatistic",
     "RangedStatistic",
     "RatedStatistic",
     "Sampler",
@@ -37,18 +42,21 @@ __all__ = [
     "SmoothMechanism",
     "SmoothStatistic",
     "Statistic",
-    "StatisticWithDefaultMechanism",
     "WeightedSelectionMechanism",
     "WeightedStatistic",
 ]
+
+BudgetKind: TypeAlias = "type[GDP] | type[ApproxDP] | type[PureDP]"
+"""A budget class (``GDP``, ``ApproxDP`` or ``PureDP``): what a mechanism accepts or an accountant composes."""
 
 
 @runtime_checkable
 class Statistic(Protocol):
     """A statistic theta: data -> R^d.
 
-    Required: ``name``, ``evaluate_batch`` and ``sensitivity``. Optional capabilities
-    (:class:`RatedStatistic`, :class:`DirectStatistic`, :class:`PreparingStatistic`, ...) have defaults:
+    Required: ``name``, ``evaluate_batch`` and ``sensitivity``. Optional: a ``traits`` attribute
+    (:class:`privframe.plugin.StatisticTraits`; the defaults when absent), and capabilities
+    (:class:`RatedStatistic`, :class:`DirectStatistic`, :class:`PreparingStatistic`, ...) with defaults:
     rate ``sqrt(k)``, evaluation as a batch of one, and clipping to the bounds.
     """
 
@@ -108,31 +116,6 @@ class SmoothStatistic(Protocol):
 
     def evaluate_log_smooth_batch(self, x: Array, index: IndexMatrix, beta: float, bounds: Any) -> tuple[Array, Array]:
         """Values ``(B, d)`` and ``ln SS_beta`` ``(B,)`` of B resamples, vectorised over B."""
-
-
-@runtime_checkable
-class QuantileStatistic(Protocol):
-    """A statistic that is the ``q``-quantile of scalar data (``median``: q = 0.5).
-
-    Selection mechanisms such as ``exponential`` release it from the data directly, with the rank utility
-    ``-|#{x_i < y} - q k|`` of sensitivity 1.
-    """
-
-    @property
-    def q(self) -> float:
-        """The quantile level, in (0, 1)."""
-
-
-@runtime_checkable
-class StatisticWithDefaultMechanism(Protocol):
-    """A statistic that names the mechanism that privatises it when the user names none.
-
-    A method that needs a mechanism and has no default of its own (``privsub``, ``blbquant``) gets
-    ``default_mechanism(budget)``; a mechanism the user gives always overrides it.
-    """
-
-    def default_mechanism(self, budget: Budget) -> str:
-        """The registered name of the default mechanism under ``budget`` (e.g. ``"exponential"``)."""
 
 
 @runtime_checkable
@@ -226,11 +209,20 @@ class Mechanism(Protocol):
 
     ``plan`` computes the noise scale and the privacy event (pure, no randomness), so an accountant can
     refuse the spend before any noise is drawn; ``apply`` draws the noise from the mechanism's own stream.
+
+    ``accepts`` maps each budget kind ``plan`` can be calibrated to to the kind of guarantee its events then
+    record (the Gaussian mechanism: ``{GDP: GDP, ApproxDP: GDP}``, Gaussian noise is mu-GDP however it was
+    asked for); a pipeline checks it against the method and the accountant when it is built, before any data
+    are read.
     """
 
     @property
     def name(self) -> str:
         """Registered name."""
+
+    @property
+    def accepts(self) -> Mapping[BudgetKind, BudgetKind]:
+        """Budget kind ``plan`` accepts -> the kind of guarantee its events record for it."""
 
     def plan(self, sensitivity: float, budget: Budget, *, label: str, dimension: int = 1) -> PrivacyEvent:
         """The event (budget, sensitivity, noise scale) a release would spend."""
@@ -241,21 +233,22 @@ class Mechanism(Protocol):
 
 @runtime_checkable
 class DescribedNoise(Protocol):
-    """A mechanism that states the law of the noise it adds, for methods that must account for it.
+    """A mechanism that states the law of the noise one of its events adds: an optimisation, never required.
 
-    Optional. The noise of one coordinate is ``noise_scale`` times a fixed symmetric law, where
-    ``noise_scale`` is the event's (or the smooth release's) ``noise_scale``. The noise-aware one-shot
-    radii use it: they widen the radius by the radius noise's upper quantile and convolve the roots with
-    the centre's noise. Both functions are data-independent.
+    Methods that account for the noise (the noise-aware one-shot radii, PrivBoot's variance correction) draw
+    it from the mechanism itself on a public input when a mechanism does not describe it
+    (:func:`privframe.plugin.noise_law`); a description makes that exact and fast. Each member receives the
+    event of the release (its ``noise_scale`` is the scale actually used, for a smooth-bound release the
+    released one), so a law whose shape depends on the budget can describe itself. All are data-independent.
     """
 
-    def noise_quantile(self, noise_scale: float, p: float) -> float:
+    def noise_quantile(self, event: PrivacyEvent, p: float) -> float:
         """An upper bound on the p-quantile of one coordinate's noise (exact noise: rounding included)."""
 
-    def noise_draws(self, noise_scale: float, shape: tuple[int, ...], rng: np.random.Generator) -> Array:
+    def noise_draws(self, event: PrivacyEvent, shape: tuple[int, ...], rng: np.random.Generator) -> Array:
         """Independent draws of the noise, for simulation (never added to a release)."""
 
-    def noise_sd(self, noise_scale: float) -> float:
+    def noise_sd(self, event: PrivacyEvent) -> float:
         """An upper bound on the standard deviation of one coordinate's noise."""
 
 
@@ -273,6 +266,10 @@ class SmoothMechanism(Protocol):
     @property
     def name(self) -> str:
         """Registered name."""
+
+    @property
+    def accepts(self) -> Mapping[BudgetKind, BudgetKind]:
+        """Budget kind ``plan_smooth`` accepts -> the kind of guarantee its events record for it."""
 
     def plan_smooth(self, gamma: float, budget: Budget, *, label: str, dimension: int = 1) -> PrivacyEvent:
         """The event a release with log-smoothness ``gamma`` would spend."""
@@ -324,6 +321,10 @@ class SelectionMechanism(Protocol):
     def name(self) -> str:
         """Registered name."""
 
+    @property
+    def accepts(self) -> Mapping[BudgetKind, BudgetKind]:
+        """Budget kind ``plan_selection`` accepts -> the kind of guarantee its events record for it."""
+
     def plan_selection(self, statistic: Statistic, budget: Budget, *, label: str) -> PrivacyEvent:
         """The event one release of ``statistic`` would spend."""
 
@@ -358,11 +359,24 @@ class WeightedSelectionMechanism(Protocol):
 
 @runtime_checkable
 class Accountant(Protocol):
-    """Composes privacy events in one native unit and enforces a limit."""
+    """Composes privacy events in one native unit and enforces a limit.
+
+    ``composes`` names the kinds of event guarantees it composes; ``per_call_units`` maps each kind of total
+    budget it can split to the kind of the per-call budgets ``per_call`` hands out (the ``gdp`` accountant:
+    ``{GDP: GDP, ApproxDP: GDP}``). A pipeline checks both when it is built.
+    """
 
     @property
     def name(self) -> str:
         """Registered name."""
+
+    @property
+    def composes(self) -> tuple[BudgetKind, ...]:
+        """The kinds of event budgets :meth:`compose` accepts."""
+
+    @property
+    def per_call_units(self) -> Mapping[BudgetKind, BudgetKind]:
+        """Total budget kind -> the kind of the per-call budgets :meth:`per_call` returns for it."""
 
     def compose(self, events: Sequence[PrivacyEvent], limit: Budget | None = None) -> Budget:
         """The total guarantee of ``events`` in this accountant's unit.
@@ -376,3 +390,7 @@ class Accountant(Protocol):
 
     def per_call(self, total: Budget, count: int) -> Budget:
         """The largest per-call budget whose ``count``-fold composition fits ``total``."""
+
+
+MECHANISM_PROTOCOLS: tuple[type[Any], ...] = (Mechanism, SmoothMechanism, SelectionMechanism)
+"""A mechanism implements at least one of these: additive noise, a smooth-bound release, or a selection."""

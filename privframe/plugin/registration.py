@@ -16,7 +16,15 @@ import attrs
 
 from privframe.errors import ConfigError, PluginError, PrivframeError, join_path
 from privframe.plugin.method import Method
-from privframe.plugin.protocols import Accountant, Mechanism, Sampler, SelectionMechanism, SmoothMechanism, Statistic
+from privframe.plugin.protocols import (
+    MECHANISM_PROTOCOLS,
+    Accountant,
+    Mechanism,
+    Sampler,
+    SelectionMechanism,
+    SmoothMechanism,
+    Statistic,
+)
 
 __all__ = [
     "HOOKS",
@@ -41,7 +49,7 @@ PROTOCOLS: dict[Kind, tuple[type[Any], ...]] = {
     "sampler": (Sampler,),
     # A mechanism implements at least one mechanism protocol: additive noise, a smooth-bound release, or a
     # selection from the data (the exponential mechanism).
-    "mechanism": (Mechanism, SmoothMechanism, SelectionMechanism),
+    "mechanism": MECHANISM_PROTOCOLS,
     "accountant": (Accountant,),
     "method": (Method,),
 }

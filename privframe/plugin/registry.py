@@ -49,7 +49,13 @@ DISABLE_ENV = "PRIVFRAME_DISABLE_PLUGINS"
 
 
 class _Hooks:
-    """Typed facade over ``pm.hook``: each call is checked by mypy and attributed to its plugin."""
+    """Calls the registration hooks through pluggy's hook callers, one plugin at a time.
+
+    Each plugin's implementations run through ``pm.subset_hook_caller`` with every other plugin left out, so
+    pluggy's ordering, tracing (``pm.trace``, ``pm.enable_tracing()``) and hook-call monitoring see each call,
+    and every part is attributed to the plugin that registered it (a failing plugin is named). Plugins are
+    called in pluggy's order (the last registered first).
+    """
 
     def __init__(self, pm: pluggy.PluginManager, distributions: Mapping[str, str]) -> None:
         self._pm = pm
@@ -58,20 +64,19 @@ class _Hooks:
     def register_all(self, collector: Collector) -> None:
         for hook_name, registry_type in HOOKS:
             hook: pluggy.HookCaller = getattr(self._pm.hook, hook_name)
-            # Called one implementation at a time (pluggy's call order, newest registration first) so that
-            # every part is attributed to the plugin that registered it and a failing plugin is named.
-            for impl in reversed(hook.get_hookimpls()):
-                collector.plugin = impl.plugin_name
-                collector.distribution = self._distributions.get(impl.plugin_name, "-")
-                kind_registry = registry_type(collector)
+            plugins = [impl.plugin for impl in reversed(hook.get_hookimpls())]
+            for plugin in plugins:
+                name = str(self._pm.get_name(plugin))
+                collector.plugin = name
+                collector.distribution = self._distributions.get(name, "-")
+                others = [other for other in plugins if other is not plugin]
+                caller = self._pm.subset_hook_caller(hook_name, remove_plugins=others)
                 try:
-                    impl.function(**{arg: kind_registry for arg in impl.argnames})
+                    caller(registry=registry_type(collector))
                 except PluginError:
                     raise
                 except Exception as exc:
-                    raise PluginError(
-                        f"plugin '{impl.plugin_name}' raised {type(exc).__name__} in {hook_name}: {exc}"
-                    ) from exc
+                    raise PluginError(f"plugin '{name}' raised {type(exc).__name__} in {hook_name}: {exc}") from exc
 
 
 class PluginRegistry:

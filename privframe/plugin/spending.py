@@ -43,26 +43,8 @@ class PrivacySpender:
             )
         self._events.append(event)
 
-    def release(
-        self,
-        mechanism: Mechanism,
-        value: Array,
-        sensitivity: float,
-        budget: Budget,
-        *,
-        label: str,
-        rng: np.random.Generator,
-    ) -> tuple[Array, PrivacyEvent]:
-        """Plan, charge, then draw: the noisy value and the event it spent."""
-        event = mechanism.plan(sensitivity, budget, label=label, dimension=int(np.size(value)))
-        self.charge(event)
-        with guarded("mechanism", mechanism.name, "apply"):
-            return mechanism.apply(np.asarray(value, dtype=np.float64), event, rng), event
-
-    def release_planned(
-        self, mechanism: Mechanism, value: Array, event: PrivacyEvent, *, rng: np.random.Generator
-    ) -> Array:
-        """Charge an event the caller planned (and annotated, e.g. with a ``count``), then draw its noise."""
+    def release(self, mechanism: Mechanism, value: Array, event: PrivacyEvent, *, rng: np.random.Generator) -> Array:
+        """Charge an event the caller planned (and perhaps annotated, e.g. with a ``count``), then draw its noise."""
         self.charge(event)
         with guarded("mechanism", mechanism.name, "apply"):
             return mechanism.apply(np.asarray(value, dtype=np.float64), event, rng)

@@ -16,7 +16,17 @@ import attrs
 from privframe.errors import BudgetError, ConfigError, join_path
 from privframe.privacy import accounting
 
-__all__ = ["GDP", "MAX_DELTA", "ApproxDP", "Budget", "PureDP", "as_gdp", "budget_from_table", "budget_to_table"]
+__all__ = [
+    "GDP",
+    "MAX_DELTA",
+    "ApproxDP",
+    "Budget",
+    "PureDP",
+    "as_gdp",
+    "budget_from_table",
+    "budget_to_table",
+    "split_budget",
+]
 
 MAX_DELTA = 0.1
 """The largest delta a budget may carry.
@@ -164,6 +174,23 @@ def as_gdp(budget: Budget) -> GDP:
     if isinstance(budget, ApproxDP):
         return budget.to_gdp()
     raise BudgetError("a GDP method cannot honour pure epsilon-DP; give pf.GDP(...) or pf.ApproxDP(...)", path="budget")
+
+
+def split_budget(total: Budget, share: float) -> tuple[Budget, Budget]:
+    """``total`` cut into a ``share`` and the rest, in its own unit; the two parts compose back to it.
+
+    GDP parts split ``mu^2`` (composition in quadrature is exact); (eps, delta) and pure parts split eps and
+    delta (basic composition adds them).
+    """
+    rest = 1.0 - share
+    if isinstance(total, GDP):
+        return (
+            GDP(math.sqrt(share) * total.mu, delta=share * total.delta),
+            GDP(math.sqrt(rest) * total.mu, delta=rest * total.delta),
+        )
+    if isinstance(total, PureDP):
+        return PureDP(share * total.epsilon), PureDP(rest * total.epsilon)
+    return ApproxDP(share * total.epsilon, share * total.delta), ApproxDP(rest * total.epsilon, rest * total.delta)
 
 
 _BUDGET_UNITS: dict[str, tuple[type, tuple[str, ...], tuple[str, ...]]] = {

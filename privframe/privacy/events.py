@@ -15,6 +15,7 @@ from privframe._typing import frozen_mapping
 from privframe.errors import BudgetError, ConfigError
 from privframe.privacy.budgets import Budget, budget_from_table, budget_to_table
 from privframe.privacy.curves import PrivacyCurve, privacy_curve
+from privframe.privacy.noise import FloatNoise, NoisePlan, noise_plan_from_dict
 
 __all__ = ["PrivacyEvent", "Subsample"]
 
@@ -72,6 +73,9 @@ class PrivacyEvent:
     details : mapping of str to float, default {}
         Public parameters of the mechanism that the guarantee depends on (e.g. PTR-GDP's ``gamma``,
         ``mu_test`` and ``mu_release``).
+    noise : LatticePlan, FloatNoise or None, default None
+        How the noise is drawn: the exact lattice plan (grid, integer parameters, the guarantee the rounded
+        release meets), or :class:`~privframe.privacy.noise.FloatNoise` for a simulation-only release.
     """
 
     label: str
@@ -84,6 +88,12 @@ class PrivacyEvent:
     note: str = ""
     details: Mapping[str, float] = attrs.field(factory=dict, converter=frozen_mapping, hash=False)
     subsample: Subsample | None = None
+    noise: NoisePlan | None = None
+
+    @property
+    def simulated(self) -> bool:
+        """True when the noise is floating point (``exact=False``): for simulations only, never publish it."""
+        return isinstance(self.noise, FloatNoise)
 
     @property
     def curve(self) -> PrivacyCurve:
@@ -109,6 +119,8 @@ class PrivacyEvent:
         }
         if self.subsample is not None:
             table["subsample"] = {"n": self.subsample.n, "m": self.subsample.m}
+        if self.noise is not None:
+            table["noise"] = self.noise.to_dict()
         return table
 
     @classmethod
@@ -117,7 +129,7 @@ class PrivacyEvent:
         if not isinstance(table, Mapping):
             raise ConfigError("expected a table", path=path)
         known = {"label", "mechanism", "budget", "sensitivity", "noise_scale", "count", "asymptotic", "note"}
-        unknown = set(table) - known - {"details", "subsample"}
+        unknown = set(table) - known - {"details", "subsample", "noise"}
         if unknown:
             raise ConfigError("unknown key", path=f"{path}.{sorted(unknown)[0]}")
         budget = table.get("budget")
@@ -125,11 +137,13 @@ class PrivacyEvent:
             raise ConfigError("expected a budget table", path=f"{path}.budget")
         fields = {key: table[key] for key in known - {"budget"} if key in table}
         sub = table.get("subsample")
+        plan = table.get("noise")
         try:
             return cls(
                 budget=budget_from_table(budget, f"{path}.budget"),
                 details=dict(table.get("details", {})),
                 subsample=None if sub is None else Subsample(int(sub["n"]), int(sub["m"])),
+                noise=None if plan is None else noise_plan_from_dict(plan),
                 **fields,
             )
         except (TypeError, KeyError, ValueError) as exc:

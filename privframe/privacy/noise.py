@@ -41,12 +41,15 @@ from privframe.errors import BudgetError
 
 __all__ = [
     "GRID_BITS",
+    "FloatNoise",
     "LatticePlan",
+    "NoisePlan",
     "bernoulli_exp",
     "discrete_gaussian",
     "discrete_laplace",
     "grid_for",
     "max_scale_ratio",
+    "noise_plan_from_dict",
     "plan_gaussian",
     "plan_laplace",
     "release",
@@ -368,6 +371,54 @@ class LatticePlan:
     def scale(self) -> float:
         """The noise scale in value units: the Gaussian's sigma, or the Laplace's scale ``t g``."""
         return self.grid * (math.sqrt(self.t * self.q) if self.kind == "gaussian" else self.t)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready table of the plan (:func:`noise_plan_from_dict` inverts it)."""
+        table: dict[str, Any] = {"lattice": self.kind, "grid": self.grid, "t": self.t, "q": self.q}
+        table["sensitivity"] = self.sensitivity
+        if not math.isnan(self.mu):
+            table["mu"] = self.mu
+        if not math.isnan(self.epsilon):
+            table["epsilon"] = self.epsilon
+        return table
+
+
+@attrs.frozen
+class FloatNoise:
+    """Floating-point noise of a mechanism run with ``exact=False``: for simulations only.
+
+    Its low bits can reveal the data (Mironov 2012); an event that carries it must never be published.
+
+    Attributes
+    ----------
+    kind : str
+        The law (``"gaussian"``, ``"laplace"``, ``"exponential"``...).
+    """
+
+    kind: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready table."""
+        return {"float": self.kind}
+
+
+NoisePlan = LatticePlan | FloatNoise
+"""How an event's noise is drawn: exactly on a public lattice, or in floating point (simulations only)."""
+
+
+def noise_plan_from_dict(table: Any) -> NoisePlan:
+    """The plan a ``to_dict`` table describes (``KeyError``, ``TypeError`` or ``ValueError`` when malformed)."""
+    if "float" in table:
+        return FloatNoise(str(table["float"]))
+    return LatticePlan(
+        str(table["lattice"]),
+        float(table["grid"]),
+        int(table["t"]),
+        int(table["q"]),
+        float(table["sensitivity"]),
+        float(table.get("mu", math.nan)),
+        float(table.get("epsilon", math.nan)),
+    )
 
 
 def _units(sensitivity: float, grid: float, rounding: float) -> float:

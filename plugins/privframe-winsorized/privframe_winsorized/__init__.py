@@ -25,7 +25,7 @@ from typing import Any, ClassVar
 import attrs
 import numpy as np
 
-import privframe as pf
+import privframe.plugin as pp
 
 __all__ = ["WinsorizedMean", "privframe_register_statistics"]
 
@@ -40,7 +40,7 @@ def _check_trim(_: object, attribute: attrs.Attribute[float], value: object) -> 
         or not math.isfinite(value)
         or not 0.0 <= value < 0.5
     ):
-        raise pf.ConfigError("must be a number with 0 <= trim < 0.5", path=attribute.name)
+        raise pp.ConfigError("must be a number with 0 <= trim < 0.5", path=attribute.name)
 
 
 def winsor_count(trim: float, k: int) -> int:
@@ -54,9 +54,9 @@ def winsor_count(trim: float, k: int) -> int:
     return min(math.floor(round(trim * k, 9)), (k - 1) // 2)
 
 
-def _require_scalar_bounds(bounds: Any) -> pf.Bounds:
-    if not isinstance(bounds, pf.Bounds):
-        raise pf.ConfigError("the winsorized mean needs scalar bounds (low, high)", path="bounds")
+def _require_scalar_bounds(bounds: Any) -> pp.Bounds:
+    if not isinstance(bounds, pp.Bounds):
+        raise pp.ConfigError("the winsorized mean needs scalar bounds (low, high)", path="bounds")
     return bounds
 
 
@@ -78,11 +78,11 @@ class WinsorizedMean:
     name: ClassVar[str] = "winsorized-mean"
     trim: float = attrs.field(default=0.1, validator=_check_trim)
 
-    def prepare(self, x: pf.Array, bounds: Any) -> pf.Array:
+    def prepare(self, x: pp.Array, bounds: Any) -> pp.Array:
         """Clip one-dimensional data to the public bounds."""
         return _require_scalar_bounds(bounds).clip(x)
 
-    def evaluate_batch(self, x: pf.Array, index: pf.IndexMatrix) -> pf.Array:
+    def evaluate_batch(self, x: pp.Array, index: pp.IndexMatrix) -> pp.Array:
         """Winsorised means of B resamples at once, shape ``(B, 1)`` (no Python loop over rows).
 
         Clipping every value of a row to the row's (g+1)-th and (k-g)-th smallest values is exactly the
@@ -95,7 +95,7 @@ class WinsorizedMean:
         kth = sorted({g, k - g - 1})
         part = np.partition(gathered, kth, axis=1)
         clipped = np.clip(gathered, part[:, g : g + 1], part[:, k - g - 1 : k - g])
-        result: pf.Array = clipped.mean(axis=1, keepdims=True)
+        result: pp.Array = clipped.mean(axis=1, keepdims=True)
         return result
 
     def value_range(self, bounds: Any) -> tuple[float, float]:
@@ -131,7 +131,7 @@ class WinsorizedMean:
         return c * width / k
 
 
-@pf.hookimpl
-def privframe_register_statistics(registry: pf.StatisticRegistry) -> None:
+@pp.hookimpl
+def privframe_register_statistics(registry: pp.StatisticRegistry) -> None:
     """Register ``winsorized-mean``."""
     registry.add(WinsorizedMean)

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 from typing import ClassVar
 
 import attrs
 
-import privframe as pf
+import privframe.plugin as pp
 from privframe.errors import BudgetError
 from privframe.privacy.accounting import (
     COMPOSITIONS,
@@ -24,12 +25,12 @@ __all__ = ["ApproxDPAccountant"]
 _REL_TOL = 1e-12
 
 
-def _as_eps_delta(event: pf.PrivacyEvent) -> tuple[float, float]:
+def _as_eps_delta(event: pp.PrivacyEvent) -> tuple[float, float]:
     """One release's (eps, delta), amplified when it ran on a subsample."""
     budget = event.budget
-    if isinstance(budget, pf.PureDP):
+    if isinstance(budget, pp.PureDP):
         eps, delta = budget.epsilon, 0.0
-    elif isinstance(budget, pf.ApproxDP):
+    elif isinstance(budget, pp.ApproxDP):
         eps, delta = budget.epsilon, budget.delta
     else:
         raise BudgetError(
@@ -62,10 +63,14 @@ class ApproxDPAccountant:
     """
 
     name: ClassVar[str] = "approx-dp"
-    composition: str = attrs.field(default="best", validator=pf.validators.choice("best", *COMPOSITIONS))
-    slack: float = attrs.field(default=1e-9, validator=pf.validators.probability)
+    composes: ClassVar[tuple[pp.BudgetKind, ...]] = (pp.PureDP, pp.ApproxDP)
+    per_call_units: ClassVar[Mapping[pp.BudgetKind, pp.BudgetKind]] = MappingProxyType(
+        {pp.PureDP: pp.PureDP, pp.ApproxDP: pp.ApproxDP}
+    )
+    composition: str = attrs.field(default="best", validator=pp.validators.choice("best", *COMPOSITIONS))
+    slack: float = attrs.field(default=1e-9, validator=pp.validators.probability)
 
-    def _group(self, event: pf.PrivacyEvent, mode: str, slack: float) -> tuple[float, float]:
+    def _group(self, event: pp.PrivacyEvent, mode: str, slack: float) -> tuple[float, float]:
         eps, delta = _as_eps_delta(event)
         count = event.count
         if count == 1 or mode == "basic":
@@ -81,23 +86,23 @@ class ApproxDPAccountant:
                 candidates.append(compose_homogeneous("optimal", eps, delta, count, count * delta + slack))
         return min(candidates, key=lambda pair: pair[0])
 
-    def _slack(self, events: Sequence[pf.PrivacyEvent], limit: pf.Budget | None) -> float:
+    def _slack(self, events: Sequence[pp.PrivacyEvent], limit: pp.Budget | None) -> float:
         groups = sum(1 for event in events if event.count > 1)
-        if groups == 0 or not isinstance(limit, (pf.ApproxDP, pf.PureDP)):
+        if groups == 0 or not isinstance(limit, (pp.ApproxDP, pp.PureDP)):
             return self.slack
         own = math.fsum(event.count * _as_eps_delta(event)[1] for event in events)
-        spare = (limit.delta if isinstance(limit, pf.ApproxDP) else 0.0) - own
+        spare = (limit.delta if isinstance(limit, pp.ApproxDP) else 0.0) - own
         return spare / groups if spare > 0 else (self.slack if self.composition == "advanced" else 0.0)
 
-    def _total(self, events: Sequence[pf.PrivacyEvent], mode: str, slack: float) -> pf.ApproxDP | pf.PureDP:
+    def _total(self, events: Sequence[pp.PrivacyEvent], mode: str, slack: float) -> pp.ApproxDP | pp.PureDP:
         eps, delta = basic_composition([self._group(event, mode, slack) for event in events])
         if delta == 0.0:
-            return pf.PureDP(eps)
+            return pp.PureDP(eps)
         if delta >= 1.0:
             raise BudgetError("the composed delta reaches 1; the guarantee is void", path="delta")
-        return pf.ApproxDP(eps, delta)
+        return pp.ApproxDP(eps, delta)
 
-    def compose(self, events: Sequence[pf.PrivacyEvent], limit: pf.Budget | None = None) -> pf.ApproxDP | pf.PureDP:
+    def compose(self, events: Sequence[pp.PrivacyEvent], limit: pp.Budget | None = None) -> pp.ApproxDP | pp.PureDP:
         """The total: ``PureDP`` when every event is pure and no slack was spent, else ``ApproxDP``.
 
         With a ``limit``, basic composition is used whenever the chosen composition would not fit it but
@@ -112,15 +117,15 @@ class ApproxDPAccountant:
                 return basic
         return total
 
-    def fits(self, total: pf.Budget, limit: pf.Budget) -> bool:
+    def fits(self, total: pp.Budget, limit: pp.Budget) -> bool:
         """Whether (eps, delta) ``total`` is within ``limit`` (an (eps, delta) or pure limit)."""
-        if isinstance(total, pf.GDP) or isinstance(limit, pf.GDP):
+        if isinstance(total, pp.GDP) or isinstance(limit, pp.GDP):
             return False
-        t_delta = total.delta if isinstance(total, pf.ApproxDP) else 0.0
-        l_delta = limit.delta if isinstance(limit, pf.ApproxDP) else 0.0
+        t_delta = total.delta if isinstance(total, pp.ApproxDP) else 0.0
+        l_delta = limit.delta if isinstance(limit, pp.ApproxDP) else 0.0
         return total.epsilon <= limit.epsilon * (1 + _REL_TOL) and t_delta <= l_delta * (1 + _REL_TOL)
 
-    def per_call(self, total: pf.Budget, count: int) -> pf.ApproxDP | pf.PureDP:
+    def per_call(self, total: pp.Budget, count: int) -> pp.ApproxDP | pp.PureDP:
         """The largest per-call budget whose ``count``-fold composition fits ``total``.
 
         Basic composition splits epsilon and delta evenly; advanced composition (with ``slack``) is used
@@ -128,15 +133,15 @@ class ApproxDPAccountant:
         """
         if count < 1:
             raise BudgetError("must be a positive integer", path="count")
-        if isinstance(total, pf.GDP):
+        if isinstance(total, pp.GDP):
             raise BudgetError("the 'approx-dp' accountant needs an (epsilon, delta) or pure budget", path="budget")
         eps = total.epsilon
-        delta = total.delta if isinstance(total, pf.ApproxDP) else 0.0
+        delta = total.delta if isinstance(total, pp.ApproxDP) else 0.0
         best_eps, best_delta = eps / count, delta / count
         if count == 1:
             return total
         if self.composition == "basic":
-            return pf.PureDP(best_eps) if best_delta == 0.0 else pf.ApproxDP(best_eps, best_delta)
+            return pp.PureDP(best_eps) if best_delta == 0.0 else pp.ApproxDP(best_eps, best_delta)
         if self.composition == "advanced" and delta <= self.slack:
             raise BudgetError("advanced composition needs a total delta larger than its slack", path="slack")
         if delta > self.slack:
@@ -157,5 +162,5 @@ class ApproxDPAccountant:
             if self.composition == "advanced" or e_adv > best_eps:
                 best_eps, best_delta = e_adv, per_delta
         if best_delta == 0.0:
-            return pf.PureDP(best_eps)
-        return pf.ApproxDP(best_eps, best_delta)
+            return pp.PureDP(best_eps)
+        return pp.ApproxDP(best_eps, best_delta)

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 from typing import ClassVar
 
 import attrs
 
-import privframe as pf
+import privframe.plugin as pp
 from privframe.errors import BudgetError
 from privframe.privacy.accounting import gdp_compose, gdp_epsilon, pure_dp_gdp_mu
 
@@ -27,8 +28,12 @@ class GDPAccountant:
     """
 
     name: ClassVar[str] = "gdp"
+    composes: ClassVar[tuple[pp.BudgetKind, ...]] = (pp.GDP, pp.PureDP)
+    per_call_units: ClassVar[Mapping[pp.BudgetKind, pp.BudgetKind]] = MappingProxyType(
+        {pp.GDP: pp.GDP, pp.ApproxDP: pp.GDP}
+    )
 
-    def compose(self, events: Sequence[pf.PrivacyEvent], limit: pf.Budget | None = None) -> pf.GDP:
+    def compose(self, events: Sequence[pp.PrivacyEvent], limit: pp.Budget | None = None) -> pp.GDP:
         """The GDP total of ``events`` (the composition is exact, so ``limit`` does not change it)."""
         if not events:
             raise BudgetError("nothing to compose", path="events")
@@ -36,10 +41,10 @@ class GDPAccountant:
         delta = 0.0
         for event in events:
             budget = event.budget
-            if isinstance(budget, pf.PureDP) or (isinstance(budget, pf.ApproxDP) and budget.delta == 0):
+            if isinstance(budget, pp.PureDP) or (isinstance(budget, pp.ApproxDP) and budget.delta == 0):
                 mus.extend([pure_dp_gdp_mu(budget.epsilon)] * event.count)
                 continue
-            if not isinstance(event.budget, pf.GDP):
+            if not isinstance(event.budget, pp.GDP):
                 raise BudgetError(
                     f"'gdp' composes GDP events only; '{event.label}' is {event.budget} (use 'approx-dp')",
                     path="accountant",
@@ -48,24 +53,24 @@ class GDPAccountant:
             delta += event.count * event.budget.delta
         if delta >= 1.0:
             raise BudgetError("the composed delta reaches 1; the guarantee is void", path="delta")
-        return pf.GDP(gdp_compose(mus), delta=delta)
+        return pp.GDP(gdp_compose(mus), delta=delta)
 
-    def fits(self, total: pf.Budget, limit: pf.Budget) -> bool:
+    def fits(self, total: pp.Budget, limit: pp.Budget) -> bool:
         """Whether the GDP ``total`` implies ``limit`` (a GDP or an (eps, delta) limit)."""
-        if not isinstance(total, pf.GDP):
+        if not isinstance(total, pp.GDP):
             return False
-        if isinstance(limit, pf.GDP):
+        if isinstance(limit, pp.GDP):
             return total.mu <= limit.mu * (1 + _REL_TOL) and total.delta <= limit.delta * (1 + _REL_TOL)
-        if isinstance(limit, pf.ApproxDP):
+        if isinstance(limit, pp.ApproxDP):
             if limit.delta <= total.delta:
                 return False
             # gdp_epsilon may be 0 (a tiny mu implies (0, delta)-DP), which no ApproxDP value can hold
             return gdp_epsilon(limit.delta - total.delta, total.mu) <= limit.epsilon * (1 + _REL_TOL)
         return False
 
-    def per_call(self, total: pf.Budget, count: int) -> pf.GDP:
+    def per_call(self, total: pp.Budget, count: int) -> pp.GDP:
         """``GDP(mu / sqrt(count), delta / count)``: count equal calls compose exactly to ``total``."""
         if count < 1:
             raise BudgetError("must be a positive integer", path="count")
-        gdp = pf.as_gdp(total)
-        return pf.GDP(gdp.mu / math.sqrt(count), delta=gdp.delta / count)
+        gdp = pp.as_gdp(total)
+        return pp.GDP(gdp.mu / math.sqrt(count), delta=gdp.delta / count)

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-import privframe as pf
+import privframe.plugin as pp
 from privframe.errors import ConfigError, DataError
 from privframe.plugin.evaluation import finite, guarded, prepare_data
 from privframe_std.distributed.plan import DrawPlan, draw_plan
@@ -23,10 +23,10 @@ from privframe_std.samplers._blocks import data_blocks
 
 __all__ = ["evaluate_distributed", "evaluate_full_distributed", "gather_rows"]
 
-BlockResult = tuple[bool, pf.Array | None, pf.Array | None]
+BlockResult = tuple[bool, pp.Array | None, pp.Array | None]
 
 
-def evaluate_distributed(ctx: pf.RunContext, resamples: pf.Resamples) -> tuple[pf.Array, pf.Array]:
+def evaluate_distributed(ctx: pp.RunContext[Any], resamples: pp.Resamples) -> tuple[pp.Array, pp.Array]:
     """theta on the full data ``(d,)`` and on every resample ``(B, d)``, computed where the data live."""
     statistic = _decomposable(ctx)
     plan = draw_plan(ctx.sampler, resamples)
@@ -44,7 +44,7 @@ def evaluate_distributed(ctx: pf.RunContext, resamples: pf.Resamples) -> tuple[p
     return theta_hat, finite(theta_star)
 
 
-def evaluate_full_distributed(ctx: pf.RunContext) -> pf.Array:
+def evaluate_full_distributed(ctx: pp.RunContext[Any]) -> pp.Array:
     """theta on the full data ``(d,)`` only, from partial sums on the workers (every record checked finite)."""
     statistic = _decomposable(ctx)
     results = _run_blocks(ctx, None)
@@ -52,7 +52,7 @@ def evaluate_full_distributed(ctx: pf.RunContext) -> pf.Array:
         return _full_value(statistic, results, ctx.n)
 
 
-def gather_rows(ctx: pf.RunContext, index: pf.IndexMatrix) -> tuple[pf.Array, pf.IndexMatrix]:
+def gather_rows(ctx: pp.RunContext[Any], index: pp.IndexMatrix) -> tuple[pp.Array, pp.IndexMatrix]:
     """The prepared records that ``index`` names, fetched from the workers, and ``index`` remapped to them.
 
     Only the distinct rows named travel to the client (for PrivSub: at most T m of the n). Their order is
@@ -69,14 +69,14 @@ def gather_rows(ctx: pf.RunContext, index: pf.IndexMatrix) -> tuple[pf.Array, pf
     return prepared, np.searchsorted(wanted, index).astype(np.intp)
 
 
-def _decomposable(ctx: pf.RunContext) -> pf.DecomposableStatistic:
+def _decomposable(ctx: pp.RunContext[Any]) -> pp.DecomposableStatistic:
     statistic = ctx.statistic
-    if ctx.distributed is None or not isinstance(statistic, pf.DecomposableStatistic):
+    if ctx.distributed is None or not isinstance(statistic, pp.DecomposableStatistic):
         raise ConfigError("needs distributed data and a decomposable statistic", path="method")
     return statistic
 
 
-def _run_blocks(ctx: pf.RunContext, plan: DrawPlan | None) -> tuple[BlockResult, ...]:
+def _run_blocks(ctx: pp.RunContext[Any], plan: DrawPlan | None) -> tuple[BlockResult, ...]:
     """One task per public data block (the array rechunked to the blocks); a ``DataError`` if any record is
     not finite, before anything is released."""
     source = ctx.distributed
@@ -100,20 +100,20 @@ def _run_blocks(ctx: pf.RunContext, plan: DrawPlan | None) -> tuple[BlockResult,
     return results
 
 
-def _full_value(statistic: pf.DecomposableStatistic, results: tuple[BlockResult, ...], n: int) -> pf.Array:
+def _full_value(statistic: pp.DecomposableStatistic, results: tuple[BlockResult, ...], n: int) -> pp.Array:
     theta = np.asarray(statistic.combine([r[1] for r in results if r[1] is not None], n), dtype=float)
     return finite(theta[0].reshape(-1))
 
 
 def _block_partials(
-    chunk: Any, j: int, start: int, statistic: pf.DecomposableStatistic, bounds: Any, plan: DrawPlan | None
+    chunk: Any, j: int, start: int, statistic: pp.DecomposableStatistic, bounds: Any, plan: DrawPlan | None
 ) -> BlockResult:
     """On a worker: data block j's finiteness, and its partials of the full data and (with a plan) of every
     resample."""
     values = np.ascontiguousarray(chunk, dtype=np.float64)
     if not bool(np.all(np.isfinite(values))):
         return False, None, None
-    assert isinstance(statistic, pf.Statistic)
+    assert isinstance(statistic, pp.Statistic)
     prepared = np.ascontiguousarray(prepare_data(statistic, values, bounds))
     full = statistic.partial_batch(prepared, np.array([prepared.shape[0]], dtype=np.int64))
     if plan is None:

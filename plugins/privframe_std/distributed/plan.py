@@ -15,7 +15,7 @@ import attrs
 import numpy as np
 import numpy.typing as npt
 
-import privframe as pf
+import privframe.plugin as pp
 from privframe.errors import ConfigError, SamplerRejected
 from privframe_std.samplers._blocks import DATA_BLOCK, allocate, data_blocks, draw_data_block_and_multiplicity
 from privframe_std.samplers.wor import WithoutReplacement
@@ -59,8 +59,8 @@ class DrawPlan:
         The blocks of resample rows, in row order.
     """
 
-    sampler: pf.Sampler
-    design: pf.Design
+    sampler: pp.Sampler
+    design: pp.Design
     blocks: tuple[ResampleBlock, ...]
 
     @property
@@ -106,7 +106,7 @@ def check_multiplicity(most: IntArray, kappa: int) -> None:
         )
 
 
-def draw_plan(sampler: pf.Sampler, resamples: pf.Resamples) -> DrawPlan:
+def draw_plan(sampler: pp.Sampler, resamples: pp.Resamples) -> DrawPlan:
     """The plan of ``resamples`` drawn by ``sampler``: the seeds and, with several data blocks, the
     allocations, computed on the client from public quantities (n, m, B) and the seeds.
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import privframe as pf
+import privframe.plugin as pp
 from privframe_std.mechanisms.exponential import ExponentialMechanism
 from privframe_std.mechanisms.gaussian import GaussianMechanism
 from privframe_std.mechanisms.laplace import LaplaceMechanism
@@ -11,8 +11,8 @@ from privframe_std.mechanisms.ptr_gdp import PTRGDP
 __all__ = ["PTRGDP", "ExponentialMechanism", "GaussianMechanism", "LaplaceMechanism"]
 
 
-@pf.hookimpl
-def privframe_register_mechanisms(registry: pf.MechanismRegistry) -> None:
+@pp.hookimpl
+def privframe_register_mechanisms(registry: pp.MechanismRegistry) -> None:
     """Register the standard mechanisms (their guarantees are privframe's own claims)."""
     registry.add(GaussianMechanism, asserts_privacy=True)
     registry.add(LaplaceMechanism, asserts_privacy=True)

@@ -8,18 +8,18 @@ import attrs
 import numpy as np
 from scipy.special import ndtri
 
-import privframe as pf
+import privframe.plugin as pp
 from privframe.errors import BudgetError
 from privframe.privacy import noise
 
 __all__ = [
     "GRID_MARGIN",
     "check_sensitivity",
-    "float_event",
     "GaussianNoiseLaw",
+    "float_event",
     "gaussian_quantile",
     "laplace_quantile",
-    "lattice_details",
+    "lattice_event",
     "lattice_plan",
 ]
 
@@ -38,40 +38,26 @@ def check_sensitivity(sensitivity: float) -> float:
     return value
 
 
-def lattice_details(event: pf.PrivacyEvent, plan: noise.LatticePlan) -> pf.PrivacyEvent:
-    """The event with the lattice plan in its details (public numbers) and its noise scale."""
-    details = {
-        **event.details,
-        "grid": plan.grid,
-        "t": float(plan.t),
-        "q": float(plan.q),
-        "sensitivity_units": plan.sensitivity,
-    }
-    if plan.kind == "gaussian":
-        details["mu_effective"] = plan.mu
-        text = "exact discrete Gaussian on a power-of-two grid; rounding charged in the sensitivity"
-    else:
-        details["epsilon_effective"] = plan.epsilon
-        text = "exact discrete Laplace on a power-of-two grid; rounding charged in the sensitivity"
+def lattice_event(event: pp.PrivacyEvent, plan: noise.LatticePlan) -> pp.PrivacyEvent:
+    """The event with its lattice plan (public numbers) and its noise scale."""
+    law = "Gaussian" if plan.kind == "gaussian" else "Laplace"
+    text = f"exact discrete {law} on a power-of-two grid; rounding charged in the sensitivity"
     note = f"{event.note}; {text}" if event.note else text
-    return attrs.evolve(event, noise_scale=plan.scale, details=details, note=note)
+    return attrs.evolve(event, noise_scale=plan.scale, noise=plan, note=note)
 
 
-def lattice_plan(event: pf.PrivacyEvent, kind: str) -> noise.LatticePlan:
-    """The lattice plan an event carries (planned by :func:`lattice_details`)."""
-    details = event.details
-    try:
-        return noise.LatticePlan(
-            kind, details["grid"], int(details["t"]), int(details["q"]), details["sensitivity_units"]
-        )
-    except KeyError:
-        raise BudgetError("the event was not planned by this mechanism", path="event") from None
+def lattice_plan(event: pp.PrivacyEvent, kind: str) -> noise.LatticePlan:
+    """The lattice plan an event carries (planned by :func:`lattice_event`)."""
+    plan = event.noise
+    if not isinstance(plan, noise.LatticePlan) or plan.kind != kind:
+        raise BudgetError("the event was not planned by this mechanism", path="event")
+    return plan
 
 
-def float_event(event: pf.PrivacyEvent, scale: float) -> pf.PrivacyEvent:
-    """The event of a floating-point release, flagged so in its details and note."""
+def float_event(event: pp.PrivacyEvent, kind: str, scale: float) -> pp.PrivacyEvent:
+    """The event of a floating-point release, flagged so in its noise plan and note."""
     note = f"{event.note}; {FLOAT_NOTE}" if event.note else FLOAT_NOTE
-    return attrs.evolve(event, noise_scale=scale, details={**event.details, "float_noise": 1.0}, note=note)
+    return attrs.evolve(event, noise_scale=scale, noise=noise.FloatNoise(kind), note=note)
 
 
 def gaussian_quantile(sd: float, p: float) -> float:
@@ -86,22 +72,23 @@ def laplace_quantile(scale: float, p: float) -> float:
 
 
 class GaussianNoiseLaw:
-    """The :class:`privframe.DescribedNoise` members of a mechanism whose noise is N(0, noise_scale^2).
+    """The :class:`privframe.plugin.DescribedNoise` members of a mechanism whose noise is N(0, scale^2), with
+    ``scale`` the event's ``noise_scale``.
 
     Shared by ``gaussian`` and ``ptr-gdp`` (its release noise). Slot-free, so attrs classes keep their slots.
     """
 
     __slots__ = ()
 
-    def noise_quantile(self, noise_scale: float, p: float) -> float:
+    def noise_quantile(self, event: pp.PrivacyEvent, p: float) -> float:
         """An upper bound on the p-quantile of one coordinate's noise (rounding to the grid included)."""
-        return gaussian_quantile(noise_scale, p)
+        return gaussian_quantile(event.noise_scale or 0.0, p)
 
-    def noise_sd(self, noise_scale: float) -> float:
-        """``noise_scale`` (the discrete Gaussian's variance is at most its parameter's square)."""
-        return noise_scale
+    def noise_sd(self, event: pp.PrivacyEvent) -> float:
+        """The event's ``noise_scale`` (the discrete Gaussian's variance is at most its parameter's square)."""
+        return event.noise_scale or 0.0
 
-    def noise_draws(self, noise_scale: float, shape: tuple[int, ...], rng: np.random.Generator) -> pf.Array:
+    def noise_draws(self, event: pp.PrivacyEvent, shape: tuple[int, ...], rng: np.random.Generator) -> pp.Array:
         """Draws of the noise's law, for simulation only (floating point; never added to a release)."""
-        draws: pf.Array = noise_scale * rng.standard_normal(shape)
+        draws: pp.Array = (event.noise_scale or 0.0) * rng.standard_normal(shape)
         return draws

@@ -14,14 +14,16 @@ from __future__ import annotations
 
 import decimal
 import math
+from collections.abc import Mapping
 from fractions import Fraction
+from types import MappingProxyType
 from typing import Any, ClassVar
 
 import attrs
 import numpy as np
 import numpy.typing as npt
 
-import privframe as pf
+import privframe.plugin as pp
 from privframe.errors import BudgetError, ConfigError, DataError
 
 __all__ = [
@@ -35,8 +37,8 @@ __all__ = [
 
 
 def quantile_log_weights(
-    sorted_rows: pf.Array, q: float, epsilon: float, low: float, high: float
-) -> tuple[pf.Array, pf.Array]:
+    sorted_rows: pp.Array, q: float, epsilon: float, low: float, high: float
+) -> tuple[pp.Array, pp.Array]:
     """Piece edges and unnormalised log-probabilities of the pieces, per row.
 
     Parameters
@@ -70,8 +72,8 @@ def quantile_log_weights(
 
 
 def weighted_quantile_log_weights(
-    values: pf.Array, cumulative: pf.Array, q: float, epsilon: float, low: float, high: float
-) -> tuple[pf.Array, pf.Array]:
+    values: pp.Array, cumulative: pp.Array, q: float, epsilon: float, low: float, high: float
+) -> tuple[pp.Array, pp.Array]:
     """The pieces of :func:`quantile_log_weights` on weighted resamples of one block of records.
 
     ``values`` are the block's b sorted values; ``cumulative[r, i]`` is the number of records of resample r
@@ -99,7 +101,7 @@ _EXP_ZERO = -746.0
 """Below about -745.13, ``exp`` rounds to exactly 0.0 in double precision."""
 
 
-def _exp_in_place(values: pf.Array) -> pf.Array:
+def _exp_in_place(values: pp.Array) -> pp.Array:
     """``np.exp(values)`` in place, bit for bit, faster when most values underflow.
 
     Far-away pieces have log-weights hundreds below the largest, where libm's exp takes its slow underflow
@@ -111,8 +113,8 @@ def _exp_in_place(values: pf.Array) -> pf.Array:
 
 
 def quantile_log_density(
-    sorted_rows: pf.Array, q: float, epsilon: float, low: float, high: float, y: pf.Array
-) -> pf.Array:
+    sorted_rows: pp.Array, q: float, epsilon: float, low: float, high: float, y: pp.Array
+) -> pp.Array:
     """Exact log density of the mechanism's output at points ``y``, per row: ``(T, len(y))``.
 
     On piece j the density is ``exp(-eps |j - q k| / 2) / sum_i |I_i| exp(-eps |i - q k| / 2)``; a point is
@@ -125,14 +127,14 @@ def quantile_log_density(
     clipped = np.clip(sorted_rows, low, high)
     below = np.stack([np.searchsorted(row, y, side="left") for row in clipped])  # records strictly below
     utility = -np.abs(below - q * k)
-    density: pf.Array = (epsilon / 2.0) * utility - log_norm[:, np.newaxis]
+    density: pp.Array = (epsilon / 2.0) * utility - log_norm[:, np.newaxis]
     return density
 
 
-def grid_points(low: float, high: float, size: int) -> pf.Array:
+def grid_points(low: float, high: float, size: int) -> pp.Array:
     """The public grid ``low + i (high - low) / size``, i = 0..size (non-decreasing, within the bounds)."""
     step = (high - low) / size
-    points: pf.Array = np.clip(low + np.arange(size + 1, dtype=np.float64) * step, low, high)
+    points: pp.Array = np.clip(low + np.arange(size + 1, dtype=np.float64) * step, low, high)
     return points
 
 
@@ -218,16 +220,14 @@ def _refine(rng: np.random.Generator, counts: npt.NDArray[np.int64], q: float, e
         precision *= 2
 
 
-def _quantile_level(statistic: pf.Statistic) -> float:
-    if not isinstance(statistic, pf.QuantileStatistic):
+def _quantile_level(statistic: pp.Statistic) -> float:
+    q = pp.traits_of(statistic).quantile
+    if q is None:
         raise ConfigError(
             f"'exponential' releases quantiles (median, quantile); statistic '{statistic.name}' is not one",
             path="mechanism",
         )
-    q = float(statistic.q)
-    if not 0 < q < 1:
-        raise ConfigError("must be a number in (0, 1)", path="q")
-    return q
+    return float(q)
 
 
 @attrs.frozen
@@ -259,17 +259,21 @@ class ExponentialMechanism:
     """
 
     name: ClassVar[str] = "exponential"
-    grid_size: int = attrs.field(default=2**16, validator=pf.validators.integer_at_least(2))
-    exact: bool = attrs.field(default=True, validator=pf.validators.boolean)
+    accepts: ClassVar[Mapping[pp.BudgetKind, pp.BudgetKind]] = MappingProxyType(
+        {pp.PureDP: pp.PureDP, pp.ApproxDP: pp.PureDP}
+    )
+    grid_size: int = attrs.field(default=2**16, validator=pp.validators.integer_at_least(2))
+    exact: bool = attrs.field(default=True, validator=pp.validators.boolean)
 
-    def plan_selection(self, statistic: pf.Statistic, budget: pf.Budget, *, label: str) -> pf.PrivacyEvent:
+    def plan_selection(self, statistic: pp.Statistic, budget: pp.Budget, *, label: str) -> pp.PrivacyEvent:
         """The event: ``PureDP(eps)``, utility sensitivity 1, no additive noise."""
         q = _quantile_level(statistic)
-        if isinstance(budget, pf.GDP):
+        if isinstance(budget, pp.GDP):
             raise BudgetError(
                 "the exponential mechanism is calibrated in epsilon; give pf.PureDP or pf.ApproxDP", path="budget"
             )
         details = {"q": q, "epsilon": budget.epsilon, "grid_size": float(self.grid_size)}
+        plan: pp.FloatNoise | None = None
         if self.exact:
             note = (
                 "rank utility -|#{x_i < y} - q k| (sensitivity 1), probability prop. to exp(eps u / 2) on a "
@@ -279,37 +283,38 @@ class ExponentialMechanism:
             note = (
                 "float sampling on the continuous bounds: for simulations only, not safe against floating-point attacks"
             )
-            details["float_noise"] = 1.0
-        return pf.PrivacyEvent(
+            plan = pp.FloatNoise("exponential")
+        return pp.PrivacyEvent(
             label=label,
             mechanism=self.name,
-            budget=pf.PureDP(budget.epsilon),
+            budget=pp.PureDP(budget.epsilon),
             sensitivity=1.0,
             note=note,
             details=details,
+            noise=plan,
         )
 
     def select_batch(
         self,
-        statistic: pf.Statistic,
-        x: pf.Array,
-        index: pf.IndexMatrix,
+        statistic: pp.Statistic,
+        x: pp.Array,
+        index: pp.IndexMatrix,
         bounds: Any,
-        event: pf.PrivacyEvent,
+        event: pp.PrivacyEvent,
         rng: np.random.Generator,
-    ) -> pf.Array:
+    ) -> pp.Array:
         """One private quantile per row of ``index``: ``(T, 1)``."""
         q = _quantile_level(statistic)
-        if not isinstance(bounds, pf.Bounds):
+        if not isinstance(bounds, pp.Bounds):
             raise ConfigError("the exponential mechanism needs public scalar bounds (low, high)", path="bounds")
-        if not isinstance(event.budget, pf.PureDP) or event.mechanism != self.name:
+        if not isinstance(event.budget, pp.PureDP) or event.mechanism != self.name:
             raise BudgetError("expected an event planned by the exponential mechanism", path="event")
         if x.ndim != 1:
             raise DataError("the exponential mechanism needs one-dimensional data", path="x")
         rows = np.take(x, index)
         rows.sort(axis=1)
         epsilon = event.budget.epsilon
-        if event.details.get("float_noise"):
+        if event.simulated:
             return self._float_select(rows, q, epsilon, bounds, rng)
         grid = grid_points(bounds.low, bounds.high, self.grid_size)
         count, k = rows.shape
@@ -322,39 +327,39 @@ class ExponentialMechanism:
         piece = exact_piece(rng, counts, q, epsilon)
         take = np.arange(count)
         within = rng.integers(0, counts[take, piece], dtype=np.int64)
-        values: pf.Array = grid[starts[take, piece] + within][:, np.newaxis]
+        values: pp.Array = grid[starts[take, piece] + within][:, np.newaxis]
         return values
 
     def _float_select(
-        self, rows: pf.Array, q: float, epsilon: float, bounds: pf.Bounds, rng: np.random.Generator
-    ) -> pf.Array:
+        self, rows: pp.Array, q: float, epsilon: float, bounds: pp.Bounds, rng: np.random.Generator
+    ) -> pp.Array:
         edges, log_weights = quantile_log_weights(rows, q, epsilon, bounds.low, bounds.high)
         # Gumbel-max picks piece j with probability proportional to exp(log_weights[j]) (never an empty piece).
         piece = np.argmax(log_weights + rng.gumbel(size=log_weights.shape), axis=1)
         take = np.arange(rows.shape[0])
         start = edges[take, piece]
         width = edges[take, piece + 1] - start
-        values: pf.Array = (start + width * rng.random(rows.shape[0]))[:, np.newaxis]
+        values: pp.Array = (start + width * rng.random(rows.shape[0]))[:, np.newaxis]
         return values
 
     def select_weighted(
         self,
-        statistic: pf.Statistic,
-        values: pf.Array,
-        weights: pf.Array,
+        statistic: pp.Statistic,
+        values: pp.Array,
+        weights: pp.Array,
         bounds: Any,
-        event: pf.PrivacyEvent,
+        event: pp.PrivacyEvent,
         rng: np.random.Generator,
-    ) -> pf.Array:
+    ) -> pp.Array:
         """One private quantile per weighted resample of one block: ``(R,)``.
 
         ``values`` are the block's records sorted ascending and ``weights[r, i]`` the count of record i in
         resample r. The piece is drawn by inversion of its cumulative weight, then a uniform point in it.
         """
         q = _quantile_level(statistic)
-        if not isinstance(bounds, pf.Bounds):
+        if not isinstance(bounds, pp.Bounds):
             raise ConfigError("the exponential mechanism needs public scalar bounds (low, high)", path="bounds")
-        if not isinstance(event.budget, pf.PureDP) or event.mechanism != self.name:
+        if not isinstance(event.budget, pp.PureDP) or event.mechanism != self.name:
             raise BudgetError("expected an event planned by the exponential mechanism", path="event")
         from privframe_std.mechanisms import _jit
 
@@ -363,7 +368,7 @@ class ExponentialMechanism:
             log_lengths = np.log(np.diff(edges))
         rows = weights.shape[0]
         pick, within = rng.random(rows), rng.random(rows)
-        result: pf.Array = np.empty(rows)
+        result: pp.Array = np.empty(rows)
         counts = np.ascontiguousarray(weights, dtype=np.float64)
         _jit.weighted_quantile_select(
             edges, log_lengths, counts, counts.sum(axis=1), q, event.budget.epsilon / 2.0, pick, within, result

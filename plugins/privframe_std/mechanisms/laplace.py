@@ -3,19 +3,21 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import ClassVar
 
 import attrs
 import numpy as np
 
-import privframe as pf
+import privframe.plugin as pp
 from privframe.errors import BudgetError
 from privframe.privacy import noise
 from privframe_std.mechanisms._checks import (
     check_sensitivity,
     float_event,
     laplace_quantile,
-    lattice_details,
+    lattice_event,
     lattice_plan,
 )
 
@@ -43,46 +45,49 @@ class LaplaceMechanism:
     """
 
     name: ClassVar[str] = "laplace"
-    exact: bool = attrs.field(default=True, validator=pf.validators.boolean)
+    accepts: ClassVar[Mapping[pp.BudgetKind, pp.BudgetKind]] = MappingProxyType(
+        {pp.PureDP: pp.PureDP, pp.ApproxDP: pp.PureDP}
+    )
+    exact: bool = attrs.field(default=True, validator=pp.validators.boolean)
 
-    def plan(self, sensitivity: float, budget: pf.Budget, *, label: str, dimension: int = 1) -> pf.PrivacyEvent:
+    def plan(self, sensitivity: float, budget: pp.Budget, *, label: str, dimension: int = 1) -> pp.PrivacyEvent:
         """The event: ``PureDP(eps)``, and the grid and integer scale that achieve it."""
         if dimension < 1:
             raise BudgetError("must be a positive integer", path="dimension")
         delta_l1 = check_sensitivity(sensitivity) * math.sqrt(dimension)
-        if isinstance(budget, pf.GDP):
+        if isinstance(budget, pp.GDP):
             raise BudgetError(
                 "the Laplace mechanism is calibrated in epsilon; give pf.PureDP or pf.ApproxDP", path="budget"
             )
-        event = pf.PrivacyEvent(
-            label=label, mechanism=self.name, budget=pf.PureDP(budget.epsilon), sensitivity=delta_l1
+        event = pp.PrivacyEvent(
+            label=label, mechanism=self.name, budget=pp.PureDP(budget.epsilon), sensitivity=delta_l1
         )
         if delta_l1 == 0.0:
             return attrs.evolve(event, noise_scale=0.0)
         if not self.exact:
-            return float_event(event, delta_l1 / budget.epsilon)
-        return lattice_details(event, noise.plan_laplace(delta_l1, budget.epsilon, dimension))
+            return float_event(event, "laplace", delta_l1 / budget.epsilon)
+        return lattice_event(event, noise.plan_laplace(delta_l1, budget.epsilon, dimension))
 
-    def apply(self, value: pf.Array, event: pf.PrivacyEvent, rng: np.random.Generator) -> pf.Array:
+    def apply(self, value: pp.Array, event: pp.PrivacyEvent, rng: np.random.Generator) -> pp.Array:
         """The release: exact discrete Laplace noise on the event's grid (or float noise if it says so)."""
         values = np.asarray(value, dtype=np.float64)
         scale = event.noise_scale or 0.0
         if scale == 0.0:
             return values
-        if event.details.get("float_noise"):
-            noisy: pf.Array = values + rng.laplace(0.0, 1.0, size=np.shape(values)) * scale
+        if event.simulated:
+            noisy: pp.Array = values + rng.laplace(0.0, 1.0, size=np.shape(values)) * scale
             return noisy
         return noise.release(values, lattice_plan(event, "laplace"), rng)
 
-    def noise_quantile(self, noise_scale: float, p: float) -> float:
+    def noise_quantile(self, event: pp.PrivacyEvent, p: float) -> float:
         """An upper bound on the p-quantile of one coordinate's noise (Laplace, rounding to the grid included)."""
-        return laplace_quantile(noise_scale, p)
+        return laplace_quantile(event.noise_scale or 0.0, p)
 
-    def noise_sd(self, noise_scale: float) -> float:
-        """``sqrt(2) noise_scale`` (the discrete Laplace's variance is at most the continuous one's)."""
-        return math.sqrt(2.0) * noise_scale
+    def noise_sd(self, event: pp.PrivacyEvent) -> float:
+        """``sqrt(2)`` times the event's scale (the discrete Laplace's variance is at most the continuous one's)."""
+        return math.sqrt(2.0) * (event.noise_scale or 0.0)
 
-    def noise_draws(self, noise_scale: float, shape: tuple[int, ...], rng: np.random.Generator) -> pf.Array:
+    def noise_draws(self, event: pp.PrivacyEvent, shape: tuple[int, ...], rng: np.random.Generator) -> pp.Array:
         """Draws of the noise's law, for simulation only (floating point; never added to a release)."""
-        draws: pf.Array = rng.laplace(0.0, noise_scale, size=shape)
+        draws: pp.Array = rng.laplace(0.0, event.noise_scale or 0.0, size=shape)
         return draws

@@ -16,13 +16,15 @@ for every neighbour D'. The budget ``GDP(mu, delta)`` is split into a test part 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import ClassVar
 
 import attrs
 import numpy as np
 from scipy.special import ndtri
 
-import privframe as pf
+import privframe.plugin as pp
 from privframe.errors import BudgetError, ConfigError, PTRFailed
 from privframe.privacy import noise
 from privframe_std.mechanisms._checks import GaussianNoiseLaw
@@ -54,16 +56,17 @@ class PTRGDP(GaussianNoiseLaw):
     """
 
     name: ClassVar[str] = "ptr-gdp"
-    variant: str = attrs.field(default="bound", validator=pf.validators.choice("bound", "classic"))
-    on_fail: str = attrs.field(default="raise", validator=pf.validators.choice("raise", "global"))
-    test_share: float = attrs.field(default=0.5, validator=pf.validators.probability)
-    exact: bool = attrs.field(default=True, validator=pf.validators.boolean)
+    accepts: ClassVar[Mapping[pp.BudgetKind, pp.BudgetKind]] = MappingProxyType({pp.GDP: pp.GDP})
+    variant: str = attrs.field(default="bound", validator=pp.validators.choice("bound", "classic"))
+    on_fail: str = attrs.field(default="raise", validator=pp.validators.choice("raise", "global"))
+    test_share: float = attrs.field(default=0.5, validator=pp.validators.probability)
+    exact: bool = attrs.field(default=True, validator=pp.validators.boolean)
 
-    def plan_smooth(self, gamma: float, budget: pf.Budget, *, label: str, dimension: int = 1) -> pf.PrivacyEvent:
+    def plan_smooth(self, gamma: float, budget: pp.Budget, *, label: str, dimension: int = 1) -> pp.PrivacyEvent:
         """The event: ``GDP(mu, delta)`` with the test/release split and gamma in its details."""
         if not (isinstance(gamma, (int, float)) and math.isfinite(gamma) and gamma > 0):
             raise BudgetError("must be a finite number > 0", path="gamma")
-        if not isinstance(budget, pf.GDP):
+        if not isinstance(budget, pp.GDP):
             raise BudgetError("ptr-gdp takes a GDP(mu, delta) budget", path="budget")
         if not budget.delta > 0:
             raise BudgetError("ptr-gdp needs delta > 0 (it cannot give pure mu-GDP)", path="delta")
@@ -74,23 +77,24 @@ class PTRGDP(GaussianNoiseLaw):
             "dimension": float(dimension),
         }
         note = f"propose-test-release ({self.variant}); noise scaled to a privately tested bound"
+        plan: pp.FloatNoise | None = None
         if self.exact:
             note += "; exact discrete Gaussians on power-of-two grids"
         else:
-            details["float_noise"] = 1.0
+            plan = pp.FloatNoise("gaussian")
             note += "; float noise: for simulations only, not safe against floating-point attacks"
-        return pf.PrivacyEvent(label=label, mechanism=self.name, budget=budget, note=note, details=details)
+        return pp.PrivacyEvent(label=label, mechanism=self.name, budget=budget, note=note, details=details, noise=plan)
 
     def release_smooth(
         self,
-        value: pf.Array,
+        value: pp.Array,
         log_bound: float,
-        event: pf.PrivacyEvent,
+        event: pp.PrivacyEvent,
         rng: np.random.Generator,
         *,
         proposal: float | None = None,
         fallback_sensitivity: float | None = None,
-    ) -> pf.SmoothRelease:
+    ) -> pp.SmoothRelease:
         """Test the bound ``exp(log_bound)``, then release ``value`` plus Gaussian noise (the test draws first).
 
         The bound arrives as ``ln s(D)``, which never underflows: a smooth sensitivity far below the
@@ -107,7 +111,7 @@ class PTRGDP(GaussianNoiseLaw):
         )
         if not batch.released[0]:
             raise PTRFailed(f"the test for '{event.label}' failed; nothing was released", path="ptr-gdp")
-        return pf.SmoothRelease(
+        return pp.SmoothRelease(
             value=batch.value[0].reshape(values.shape),
             bound=float(batch.bound[0]),
             noise_scale=float(batch.noise_scale[0]),
@@ -116,21 +120,21 @@ class PTRGDP(GaussianNoiseLaw):
 
     def release_smooth_batch(
         self,
-        values: pf.Array,
-        log_bounds: pf.Array,
-        event: pf.PrivacyEvent,
+        values: pp.Array,
+        log_bounds: pp.Array,
+        event: pp.PrivacyEvent,
         rng: np.random.Generator,
         *,
         proposal: float | None = None,
         fallback_sensitivity: float | None = None,
-    ) -> pf.SmoothReleaseBatch:
+    ) -> pp.SmoothReleaseBatch:
         """``N`` independent releases at once: row i of ``values`` ``(N, d)`` with bound ``exp(log_bounds[i])``.
 
         Row i has exactly the law of :meth:`release_smooth` on that row (all the tests draw first, then all
         the releases); a row whose classic test failed without a fallback is not released (NaN value and
         bound, ``released`` False). For audits and simulations that need many releases.
         """
-        if not isinstance(event.budget, pf.GDP) or event.mechanism != self.name:
+        if not isinstance(event.budget, pp.GDP) or event.mechanism != self.name:
             raise BudgetError("expected an event planned by ptr-gdp", path="event")
         if self.variant == "classic" and (proposal is None or not (math.isfinite(proposal) and proposal > 0)):
             raise ConfigError("the classic ptr-gdp variant needs a public proposal b_0 > 0", path="proposal")
@@ -140,7 +144,7 @@ class PTRGDP(GaussianNoiseLaw):
             raise ConfigError("expected values (N, d) and N log bounds", path="values")
         count = logs.shape[0]
         details = event.details
-        float_noise = bool(details.get("float_noise"))
+        float_noise = event.simulated
         log_proposed = self._proposed(logs, event, rng, float_noise)
         passed = np.ones(count, dtype=bool)
         if self.variant == "bound":
@@ -168,22 +172,22 @@ class PTRGDP(GaussianNoiseLaw):
                 plans = [noise.plan_gaussian(float(b), details["mu_release"], dimension) for b in used[chosen]]
                 out[chosen] = noise.release_rows(rows[chosen], plans, rng)
                 noise_scale[chosen] = [plan.scale for plan in plans]
-        return pf.SmoothReleaseBatch(value=out, bound=used, noise_scale=noise_scale, passed=passed, released=released)
+        return pp.SmoothReleaseBatch(value=out, bound=used, noise_scale=noise_scale, passed=passed, released=released)
 
     def _proposed(
-        self, log_bounds: pf.Array, event: pf.PrivacyEvent, rng: np.random.Generator, float_noise: bool
-    ) -> pf.Array:
+        self, log_bounds: pp.Array, event: pp.PrivacyEvent, rng: np.random.Generator, float_noise: bool
+    ) -> pp.Array:
         """``ln b``: ``ln s(D)`` plus test noise, shifted up so that ``b >= s(D)`` except with probability delta."""
-        assert isinstance(event.budget, pf.GDP)
+        assert isinstance(event.budget, pp.GDP)
         gamma, mu_test = event.details["gamma"], event.details["mu_test"]
         z_quantile = float(-ndtri(event.budget.delta))  # z_{1-delta}, accurate for tiny delta
         if float_noise:
-            proposed: pf.Array = log_bounds + (gamma / mu_test) * (rng.standard_normal(log_bounds.shape) + z_quantile)
+            proposed: pp.Array = log_bounds + (gamma / mu_test) * (rng.standard_normal(log_bounds.shape) + z_quantile)
             return proposed
         plan = noise.plan_gaussian(gamma, mu_test)
         noisy = noise.release(log_bounds, plan, rng)
         # noisy >= ln s - g/2 + g Y, and P(Y <= -y) <= Phi(-(y - 1) / sd) for the discrete Gaussian of
         # standard deviation sd (in grid steps): y = ceil(sd z) + 2 gives P(ln b < ln s) <= delta.
         steps = math.ceil(math.sqrt(plan.t * plan.q) * z_quantile) + 2
-        shifted: pf.Array = noisy + plan.grid * steps
+        shifted: pp.Array = noisy + plan.grid * steps
         return shifted

@@ -3,7 +3,7 @@ single-module baselines Dette-Graw and the percentile bootstrap."""
 
 from __future__ import annotations
 
-import privframe as pf
+import privframe.plugin as pp
 from privframe_std.methods.blbquant import BLBQuant
 from privframe_std.methods.bootstrap import PercentileBootstrap
 from privframe_std.methods.dette_graw import DetteGraw
@@ -14,8 +14,8 @@ from privframe_std.methods.privsub import PrivSub
 __all__ = ["BLBQuant", "CRGS", "CRSS", "DetteGraw", "PercentileBootstrap", "PrivBoot", "PrivSub", "Subsampling"]
 
 
-@pf.hookimpl
-def privframe_register_methods(registry: pf.MethodRegistry) -> None:
+@pp.hookimpl
+def privframe_register_methods(registry: pp.MethodRegistry) -> None:
     """Register the standard methods."""
     registry.add(CRGS)
     registry.add(CRSS)

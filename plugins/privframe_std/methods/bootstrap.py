@@ -3,19 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from types import MappingProxyType
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import attrs
 import numpy as np
 
-import privframe as pf
+import privframe.plugin as pp
 from privframe.errors import ConfigError
 
 __all__ = ["PercentileBootstrap", "percentile_interval"]
 
 
-def percentile_interval(values: pf.Array, confidence: float) -> tuple[float, float]:
+def percentile_interval(values: pp.Array, confidence: float) -> tuple[float, float]:
     """``(q_{alpha/2}, q_{1 - alpha/2})`` of ``values`` with numpy's ``inverted_cdf`` quantiles."""
     alpha = 1.0 - confidence
     low, high = np.quantile(values, [alpha / 2, 1 - alpha / 2], method="inverted_cdf")
@@ -31,14 +30,13 @@ class PercentileBootstrap:
     """
 
     name: ClassVar[str] = "bootstrap"
-    needs: ClassVar[Mapping[str, Any]] = MappingProxyType({"sampler": pf.Sampler})
-    private: ClassVar[bool] = False
+    needs: ClassVar[pp.MethodNeeds] = pp.MethodNeeds(mechanism=None, private=False)
 
-    def defaults(self, budget: pf.Budget | None, confidence: float) -> Mapping[str, object]:
+    def defaults(self, budget: pp.Budget | None, confidence: float) -> Mapping[str, object]:
         """The n-out-of-n bootstrap with B = 1000."""
         return {"sampler": "bootstrap", "B": 1000}
 
-    def run(self, ctx: pf.RunContext) -> pf.IntervalResult:
+    def run(self, ctx: pp.RunContext[None]) -> pp.IntervalResult:
         """Compute the non-private interval (the ledger is empty)."""
         (sample_rng,) = ctx.generators(1)
         resamples = ctx.resample(sample_rng)

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from types import MappingProxyType
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import attrs
 import numpy as np
 import numpy.typing as npt
 from scipy import optimize, special, stats
 
-import privframe as pf
+import privframe.plugin as pp
 from privframe.errors import ConfigError
 from privframe_std.distributed.evaluate import evaluate_distributed
 
@@ -25,7 +24,6 @@ __all__ = [
     "inclusion_probability",
     "multiplicity_chi_square",
     "multiplicity_pmf",
-    "split_budget",
 ]
 
 
@@ -113,25 +111,6 @@ def dette_graw_mu0(calibration: str, mu_boot: float, B: int, n: int, m: int, kap
     raise ConfigError("must be 'clt' or 'composition'", path="calibration")
 
 
-def split_budget(total: pf.Budget, share: float) -> tuple[pf.Budget, pf.Budget]:
-    """``total`` cut into a ``share`` and the rest, in its own unit; the two parts compose back to it.
-
-    GDP parts split ``mu^2`` (composition in quadrature is exact); (eps, delta) and pure parts split eps and
-    delta (basic composition adds them).
-    """
-    rest = 1.0 - share
-    if isinstance(total, pf.GDP):
-        return (
-            pf.GDP(math.sqrt(share) * total.mu, delta=share * total.delta),
-            pf.GDP(math.sqrt(rest) * total.mu, delta=rest * total.delta),
-        )
-    if isinstance(total, pf.PureDP):
-        return pf.PureDP(share * total.epsilon), pf.PureDP(rest * total.epsilon)
-    return pf.ApproxDP(share * total.epsilon, share * total.delta), pf.ApproxDP(
-        rest * total.epsilon, rest * total.delta
-    )
-
-
 @attrs.frozen
 class DetteGraw:
     """Private m-out-of-n bootstrap (Dette and Graw, 2025): a noisy centre plus B noisy resample values.
@@ -165,22 +144,23 @@ class DetteGraw:
     """
 
     name: ClassVar[str] = "dette-graw"
-    needs: ClassVar[Mapping[str, Any]] = MappingProxyType(
-        {"sampler": pf.Sampler, "mechanism": pf.Mechanism, "accountant": pf.Accountant}
-    )
-    private: ClassVar[bool] = True
-    distributed: ClassVar[bool] = True
-    """Accepts a Dask array with a decomposable statistic (``docs/cluster.md``; above one data block, 'wr'
-    only with ``on_reject="raise"``)."""
 
-    calibration: str = attrs.field(default="clt", validator=pf.validators.choice("clt", "composition"))
-    share: float = attrs.field(default=0.5, validator=pf.validators.probability)
+    calibration: str = attrs.field(default="clt", validator=pp.validators.choice("clt", "composition"))
+    share: float = attrs.field(default=0.5, validator=pp.validators.probability)
 
-    def defaults(self, budget: pf.Budget | None, confidence: float) -> Mapping[str, object]:
+    @property
+    def needs(self) -> pp.MethodNeeds:
+        """A sampler and an additive mechanism, handed GDP budgets under "clt" (mu_0 per release) and the
+        accountant's per-call share under "composition". Accepts a Dask array with a decomposable statistic
+        (``docs/cluster.md``; above one data block, 'wr' only with ``on_reject="raise"``)."""
+        handed = pp.GDP if self.calibration == "clt" else "per-call"
+        return pp.MethodNeeds(mechanism_budget=handed, distributed=True)
+
+    def defaults(self, budget: pp.Budget | None, confidence: float) -> Mapping[str, object]:
         """m-out-of-n resamples with the multiplicity cap (m = n / ln n, B = 1000), Gaussian noise and GDP
         accounting; Laplace noise and ``approx-dp`` accounting for a ``PureDP`` budget."""
         sizes = {"sampler": "wr", "m": "n/log(n)", "B": 1000}
-        if isinstance(budget, pf.PureDP):
+        if isinstance(budget, pp.PureDP):
             self._check_calibration("approx-dp")
             return {**sizes, "mechanism": "laplace", "accountant": "approx-dp"}
         return {**sizes, "mechanism": "gaussian", "accountant": "gdp"}
@@ -194,10 +174,10 @@ class DetteGraw:
                 path="calibration",
             )
 
-    def run(self, ctx: pf.RunContext) -> pf.IntervalResult:
+    def run(self, ctx: pp.RunContext[pp.Mechanism]) -> pp.IntervalResult:
         """Compute the interval and its ledger."""
         total = ctx.accountant.per_call(ctx.budget, 1)  # the budget in the accountant's unit
-        gdp = total if isinstance(total, pf.GDP) else None
+        gdp = total if isinstance(total, pp.GDP) else None
         if gdp is None:
             self._check_calibration(ctx.accountant.name)
         sample_rng, center_rng, release_rng = ctx.generators(3)
@@ -218,16 +198,17 @@ class DetteGraw:
             )
         theta_star = (ctx.evaluate_resamples(resamples, 1) if everything is None else everything[1])[:, 0]
         delta_n, delta_m = ctx.sensitivity(n), ctx.sensitivity(m)
-        center_budget, boot_budget = split_budget(total, self.share)
+        center_budget, boot_budget = ctx.split(self.share)
         p = inclusion_probability(n, m)
         details: dict[str, float] = {"B": float(B), "m": float(m), "p": p, "kappa": float(kappa)}
 
-        center, center_event = ctx.release(theta_hat, delta_n, center_budget, label="center", rng=center_rng)
+        center_event = ctx.plan(delta_n, center_budget, label="center", dimension=theta_hat.shape[0])
+        center = ctx.release(theta_hat, center_event, rng=center_rng)
         if self.calibration == "composition":
             # B releases composed by the accountant; each is calibrated to kappa Delta_m, what a record
             # present up to kappa times can move it by, so its budget holds per record (no group privacy).
             per_release = ctx.accountant.per_call(boot_budget, B)
-            mu_0 = per_release.mu / kappa if isinstance(per_release, pf.GDP) else None
+            mu_0 = per_release.mu / kappa if isinstance(per_release, pp.GDP) else None
             planned = ctx.plan(kappa * delta_m, per_release, label="bootstrap")
             event = attrs.evolve(
                 planned,
@@ -237,14 +218,14 @@ class DetteGraw:
                 f"composed by '{ctx.accountant.name}'",
             )
         else:
-            assert isinstance(boot_budget, pf.GDP)  # 'clt' was refused above for other units
+            assert isinstance(boot_budget, pp.GDP)  # 'clt' was refused above for other units
             mu_boot = boot_budget.mu
             mu_0 = dette_graw_mu0(self.calibration, mu_boot, B, n, m, kappa)
             details["mu_0"] = mu_0
-            planned = ctx.plan(delta_m, pf.GDP(mu_0), label="bootstrap")
+            planned = ctx.plan(delta_m, pp.GDP(mu_0), label="bootstrap")
             event = attrs.evolve(
                 planned,
-                budget=pf.GDP(mu_boot),
+                budget=pp.GDP(mu_boot),
                 asymptotic=True,
                 details={**planned.details, **details, "effective_rate": effective_rate(mu_0, n, m)},
                 note=(
@@ -253,7 +234,7 @@ class DetteGraw:
                     "per-release leakage; the exact cost at finite B can be slightly above mu_boot)"
                 ),
             )
-        releases = ctx.release_planned(theta_star, event, rng=release_rng)
+        releases = ctx.release(theta_star, event, rng=release_rng)
 
         center_value = float(center[0])
         tau_n, tau_m = ctx.rate(n), ctx.rate(m)
@@ -281,8 +262,8 @@ class DetteGraw:
                 "tau_m": tau_m,
                 "p": p,
                 "center_budget": str(center_budget),
-                "mu_c": center_budget.mu if isinstance(center_budget, pf.GDP) else None,
-                "mu_boot": boot_budget.mu if isinstance(boot_budget, pf.GDP) else None,
+                "mu_c": center_budget.mu if isinstance(center_budget, pp.GDP) else None,
+                "mu_boot": boot_budget.mu if isinstance(boot_budget, pp.GDP) else None,
                 "mu_0": mu_0,
                 "center_noise": center_event.noise_scale,
                 "release_noise": event.noise_scale,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import privframe as pf
+import privframe.plugin as pp
 from privframe_std.samplers.bootstrap import Bootstrap, multinomial_counts
 from privframe_std.samplers.partition import Partition
 from privframe_std.samplers.wor import WithoutReplacement
@@ -18,8 +18,8 @@ __all__ = [
 ]
 
 
-@pf.hookimpl
-def privframe_register_samplers(registry: pf.SamplerRegistry) -> None:
+@pp.hookimpl
+def privframe_register_samplers(registry: pp.SamplerRegistry) -> None:
     """Register the standard samplers."""
     registry.add(WithoutReplacement)
     registry.add(MultiplicityConstrained)

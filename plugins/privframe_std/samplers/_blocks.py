@@ -28,7 +28,7 @@ from typing import Any, cast
 import numpy as np
 import numpy.typing as npt
 
-import privframe as pf
+import privframe.plugin as pp
 from privframe.errors import ConfigError
 from privframe.resampling.seeds import seed_sequence_of
 from privframe_std.samplers._kernels import distinct_subsets, iid_values
@@ -55,7 +55,7 @@ MAX_HYPERGEOMETRIC_POPULATION = 10**9
 """numpy's multivariate hypergeometric sampler needs fewer records than this."""
 
 
-def uniform_rows(rng: np.random.Generator, rows: int, n: int, m: int) -> pf.IndexMatrix:
+def uniform_rows(rng: np.random.Generator, rows: int, n: int, m: int) -> pp.IndexMatrix:
     """``(rows, m)`` i.i.d. uniform indices (with replacement), unsorted."""
     return rng.integers(0, n, size=(rows, m), dtype=np.intp)
 
@@ -70,7 +70,7 @@ def _spans(n: int, block: int) -> tuple[tuple[int, int], ...]:
     return tuple((start, min(start + block, n)) for start in range(0, n, block))
 
 
-def cut_at_data_blocks(index: pf.IndexMatrix, n: int) -> tuple[pf.IndexMatrix, IntArray]:
+def cut_at_data_blocks(index: pp.IndexMatrix, n: int) -> tuple[pp.IndexMatrix, IntArray]:
     """The rows of ``index`` in block order and ``(rows, blocks + 1)`` positions where each enters each data
     block of ``range(n)`` (the last column is m).
 
@@ -145,7 +145,7 @@ def draw_data_block_and_multiplicity(
     return _subsets(rng, counts, start, stop), None
 
 
-def distinct_rows(rng: np.random.Generator, rows: int, n: int, m: int) -> pf.IndexMatrix:
+def distinct_rows(rng: np.random.Generator, rows: int, n: int, m: int) -> pp.IndexMatrix:
     """``(rows, m)`` sorted rows, each a uniform size-m subset of ``range(n)``.
 
     Why the law is exact (a proof sketch; ``docs/algorithms.md`` section 2 has it in full):
@@ -163,7 +163,7 @@ def distinct_rows(rng: np.random.Generator, rows: int, n: int, m: int) -> pf.Ind
     return _rows(rng, rows, n, m, replace=False)[0]
 
 
-def iid_rows(rng: np.random.Generator, rows: int, n: int, m: int, round_: int = 0) -> pf.IndexMatrix:
+def iid_rows(rng: np.random.Generator, rows: int, n: int, m: int, round_: int = 0) -> pp.IndexMatrix:
     """``(rows, m)`` rows of m i.i.d. uniform indices of ``range(n)``: each row's indices data block by data
     block, in block order, and in the order drawn within a block.
 
@@ -176,7 +176,7 @@ def iid_rows(rng: np.random.Generator, rows: int, n: int, m: int, round_: int = 
 
 def iid_rows_and_multiplicity(
     rng: np.random.Generator, rows: int, n: int, m: int, round_: int = 0
-) -> tuple[pf.IndexMatrix, IntArray]:
+) -> tuple[pp.IndexMatrix, IntArray]:
     """:func:`iid_rows` and each row's largest multiplicity (how often its most repeated index occurs)."""
     index, most = _rows(rng, rows, n, m, replace=True, round_=round_)
     assert most is not None
@@ -185,15 +185,15 @@ def iid_rows_and_multiplicity(
 
 def _rows(
     rng: np.random.Generator, rows: int, n: int, m: int, replace: bool, round_: int = 0
-) -> tuple[pf.IndexMatrix, IntArray | None]:
+) -> tuple[pp.IndexMatrix, IntArray | None]:
     blocks = data_blocks(n)
     if len(blocks) == 1:  # the first draw of a single data block uses the resample block's generator
         stream = rng if round_ == 0 else block_stream(seed_sequence_of(rng), 0, round_)
         counts = np.full(rows, m, dtype=np.int64)
         if replace:
             values, most = iid_values(stream, counts, 0, n)
-            return cast(pf.IndexMatrix, values.reshape(rows, m)), most
-        return cast(pf.IndexMatrix, _subsets(stream, counts, 0, n).reshape(rows, m)), None
+            return cast(pp.IndexMatrix, values.reshape(rows, m)), most
+        return cast(pp.IndexMatrix, _subsets(stream, counts, 0, n).reshape(rows, m)), None
     seed = seed_sequence_of(rng)
     allocation = allocate(rng, rows, n, m, replace)
     out = np.empty((rows, m), dtype=np.intp)

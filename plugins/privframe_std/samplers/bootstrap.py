@@ -22,8 +22,9 @@ import numpy as np
 import numpy.typing as npt
 from scipy import stats
 
-import privframe as pf
+import privframe.plugin as pp
 from privframe.errors import ConfigError, DataError
+from privframe.resampling.blocks import settle_allocator
 from privframe_std.samplers._blocks import uniform_rows
 from privframe_std.samplers._kernels import add_uniform, fast_stream
 
@@ -45,22 +46,22 @@ class Bootstrap:
     """
 
     name: ClassVar[str] = "bootstrap"
-    B: int | None = attrs.field(default=None, validator=pf.validators.optional(pf.validators.integer_at_least(1)))
+    B: int | None = attrs.field(default=None, validator=pp.validators.optional(pp.validators.integer_at_least(1)))
 
-    def design(self, n: int) -> pf.Design:
+    def design(self, n: int) -> pp.Design:
         """n-out-of-n with replacement; kappa = n."""
         if self.B is None:
             raise ConfigError("not set; give the number of bootstrap resamples (B=...)", path="B")
         if n < 2:
             raise DataError("the bootstrap needs at least 2 records", path="x")
-        return pf.Design(n=n, m=n, B=self.B, kappa=n, replace=True)
+        return pp.Design(n=n, m=n, B=self.B, kappa=n, replace=True)
 
-    def draw_block(self, design: pf.Design, rng: np.random.Generator, rows: int) -> pf.IndexMatrix:
+    def draw_block(self, design: pp.Design, rng: np.random.Generator, rows: int) -> pp.IndexMatrix:
         """``rows`` rows of n i.i.d. uniform indices into ``range(n)`` (rows are not sorted)."""
         return uniform_rows(rng, rows, design.n, design.n)
 
     @staticmethod
-    def counts(resamples: pf.Resamples) -> Iterator[npt.NDArray[np.int64]]:
+    def counts(resamples: pp.Resamples) -> Iterator[npt.NDArray[np.int64]]:
         """The same resamples as multinomial counts: ``(rows, n)`` chunks, row r counting each index.
 
         Chunks follow ``resamples.chunks()`` (same rows, same order), so counts and index rows drawn from
@@ -167,7 +168,7 @@ def multinomial_counts(rng: np.random.Generator, rows: int, k: int, total: int) 
     """
     if rows < 0 or k < 1 or total < 0:
         raise ConfigError("need rows >= 0, k >= 1 and total >= 0", path="rows")
-    pf.resampling.settle_allocator()  # chunks of about a MiB each: keep them off fresh pages
+    settle_allocator()  # chunks of about a MiB each: keep them off fresh pages
     stream = fast_stream(rng)
     step = max(1, _CHUNK_CELLS // k)
     if rows <= step:  # one chunk: no copy into a fresh array (the copy cost a third of the call)

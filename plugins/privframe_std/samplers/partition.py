@@ -7,7 +7,7 @@ from typing import ClassVar
 import attrs
 import numpy as np
 
-import privframe as pf
+import privframe.plugin as pp
 from privframe.errors import ConfigError
 from privframe.resampling.sizes import SizeRule, resolve_size
 
@@ -34,16 +34,16 @@ class Partition:
     """
 
     name: ClassVar[str] = "partition"
-    s: SizeRule | None = attrs.field(default=None, validator=pf.validators.optional(pf.validators.size))
+    s: SizeRule | None = attrs.field(default=None, validator=pp.validators.optional(pp.validators.size))
 
-    def design(self, n: int) -> pf.Design:
+    def design(self, n: int) -> pp.Design:
         """s blocks of b records, one seeded block of rows."""
         if self.s is None:
             raise ConfigError("not set; give the number of blocks (s=...)", path="s")
         s = resolve_size("s", self.s, n)
-        return pf.Design(n=n, m=n // s, B=s, kappa=1, replace=False, block_rows=s)
+        return pp.Design(n=n, m=n // s, B=s, kappa=1, replace=False, block_rows=s)
 
-    def draw_block(self, design: pf.Design, rng: np.random.Generator, rows: int) -> pf.IndexMatrix:
+    def draw_block(self, design: pp.Design, rng: np.random.Generator, rows: int) -> pp.IndexMatrix:
         """The first ``rows`` blocks of one random permutation, each sorted."""
         b = design.m
         perm = rng.permutation(design.n)[: rows * b].reshape(rows, b)

@@ -7,7 +7,7 @@ from typing import ClassVar
 import attrs
 import numpy as np
 
-import privframe as pf
+import privframe.plugin as pp
 from privframe.resampling.sizes import SizeRule, resolve_size
 from privframe_std.samplers._blocks import distinct_rows
 
@@ -27,13 +27,13 @@ class WithoutReplacement:
     """
 
     name: ClassVar[str] = "wor"
-    m: SizeRule = attrs.field(default="n/log(n)", validator=pf.validators.size)
-    B: int = attrs.field(default=1000, validator=pf.validators.integer_at_least(1))
+    m: SizeRule = attrs.field(default="n/log(n)", validator=pp.validators.size)
+    B: int = attrs.field(default=1000, validator=pp.validators.integer_at_least(1))
 
-    def design(self, n: int) -> pf.Design:
+    def design(self, n: int) -> pp.Design:
         """n, m, B; kappa = 1."""
-        return pf.Design(n=n, m=resolve_size("m", self.m, n), B=self.B, kappa=1, replace=False)
+        return pp.Design(n=n, m=resolve_size("m", self.m, n), B=self.B, kappa=1, replace=False)
 
-    def draw_block(self, design: pf.Design, rng: np.random.Generator, rows: int) -> pf.IndexMatrix:
+    def draw_block(self, design: pp.Design, rng: np.random.Generator, rows: int) -> pp.IndexMatrix:
         """``rows`` uniform size-m subsets of ``range(n)``, each sorted."""
         return distinct_rows(rng, rows, design.n, design.m)

@@ -9,7 +9,7 @@ import attrs
 import numpy as np
 from scipy import special
 
-import privframe as pf
+import privframe.plugin as pp
 from privframe.errors import ConfigError, SamplerRejected
 from privframe.resampling.sizes import SizeRule, resolve_size
 from privframe_std.samplers._blocks import iid_rows_and_multiplicity
@@ -50,23 +50,23 @@ class MultiplicityConstrained:
     """
 
     name: ClassVar[str] = "wr"
-    m: SizeRule = attrs.field(default="n/log(n)", validator=pf.validators.size)
-    B: int = attrs.field(default=1000, validator=pf.validators.integer_at_least(1))
-    rho: float | None = attrs.field(default=None, validator=pf.validators.optional(pf.validators.probability))
-    on_reject: str = attrs.field(default="raise", validator=pf.validators.choice("raise", "redraw"))
-    max_redraws: int = attrs.field(default=100, validator=pf.validators.integer_at_least(1))
+    m: SizeRule = attrs.field(default="n/log(n)", validator=pp.validators.size)
+    B: int = attrs.field(default=1000, validator=pp.validators.integer_at_least(1))
+    rho: float | None = attrs.field(default=None, validator=pp.validators.optional(pp.validators.probability))
+    on_reject: str = attrs.field(default="raise", validator=pp.validators.choice("raise", "redraw"))
+    max_redraws: int = attrs.field(default=100, validator=pp.validators.integer_at_least(1))
 
     def resolved_rho(self, n: int) -> float:
         """rho, defaulting to 1/n."""
         return self.rho if self.rho is not None else 1.0 / n
 
-    def design(self, n: int) -> pf.Design:
+    def design(self, n: int) -> pp.Design:
         """n, m, B, the cap kappa* and rho."""
         m = resolve_size("m", self.m, n)
         rho = self.resolved_rho(n)
-        return pf.Design(n=n, m=m, B=self.B, kappa=kappa_star(n, m, self.B, rho), replace=True, rho=rho)
+        return pp.Design(n=n, m=m, B=self.B, kappa=kappa_star(n, m, self.B, rho), replace=True, rho=rho)
 
-    def draw_block(self, design: pf.Design, rng: np.random.Generator, rows: int) -> pf.IndexMatrix:
+    def draw_block(self, design: pp.Design, rng: np.random.Generator, rows: int) -> pp.IndexMatrix:
         """``rows`` rows of m i.i.d. indices (``iid_rows``), each checked against the cap (rejected or redrawn)."""
         n, m, kappa = design.n, design.m, design.kappa
         index, most = iid_rows_and_multiplicity(rng, rows, n, m)

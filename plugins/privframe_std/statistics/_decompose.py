@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-import privframe as pf
+import privframe.plugin as pp
 from privframe_std.samplers._blocks import cut_at_data_blocks, data_blocks
 
 __all__ = ["SCALE", "combine_sums", "decomposed_batch", "decomposed_full", "segment_sums"]
@@ -26,7 +26,7 @@ scaling by a power of two changes no rounding (outside the subnormal range), so 
 sum wherever that is finite."""
 
 
-def segment_sums(values: pf.Array, lengths: npt.NDArray[np.integer[Any]]) -> pf.Array:
+def segment_sums(values: pp.Array, lengths: npt.NDArray[np.integer[Any]]) -> pp.Array:
     """``SCALE`` times the sum of each run of ``lengths[r]`` consecutive entries of ``values`` (axis 0).
 
     Returns ``(rows,)`` for one-dimensional values, ``(rows, d)`` for ``(K, d)``. Rows whose plain sum
@@ -40,10 +40,10 @@ def segment_sums(values: pf.Array, lengths: npt.NDArray[np.integer[Any]]) -> pf.
     uniform = bool(np.all(lengths == first))
     if uniform:  # the common case (one data block): a plain reduction per row
         shaped = values.reshape(rows, first, *tail)
-        sums: pf.Array = shaped.sum(axis=1)
+        sums: pp.Array = shaped.sum(axis=1)
     else:
         sums = _ragged_sums(values, lengths)
-    scaled: pf.Array = sums * SCALE
+    scaled: pp.Array = sums * SCALE
     bad = ~np.isfinite(scaled)
     if bad.any():
         rescaled = (shaped * SCALE).sum(axis=1) if uniform else _ragged_sums(values * SCALE, lengths)
@@ -51,7 +51,7 @@ def segment_sums(values: pf.Array, lengths: npt.NDArray[np.integer[Any]]) -> pf.
     return scaled
 
 
-def _ragged_sums(values: pf.Array, lengths: npt.NDArray[np.integer[Any]]) -> pf.Array:
+def _ragged_sums(values: pp.Array, lengths: npt.NDArray[np.integer[Any]]) -> pp.Array:
     out = np.zeros((lengths.shape[0], *values.shape[1:]))
     nonempty = lengths > 0
     if nonempty.any():
@@ -60,7 +60,7 @@ def _ragged_sums(values: pf.Array, lengths: npt.NDArray[np.integer[Any]]) -> pf.
     return out
 
 
-def combine_sums(partials: Sequence[pf.Array]) -> pf.Array:
+def combine_sums(partials: Sequence[pp.Array]) -> pp.Array:
     """The partial sums of every data block added in block order (a fixed order: bit-identical anywhere)."""
     total = np.array(partials[0], dtype=np.float64, copy=True)
     for part in partials[1:]:
@@ -68,7 +68,7 @@ def combine_sums(partials: Sequence[pf.Array]) -> pf.Array:
     return total
 
 
-def decomposed_batch(statistic: pf.DecomposableStatistic, x: pf.Array, index: pf.IndexMatrix) -> pf.Array:
+def decomposed_batch(statistic: pp.DecomposableStatistic, x: pp.Array, index: pp.IndexMatrix) -> pp.Array:
     """The statistic on every row of ``index`` from its partials per data block of ``range(len(x))``.
 
     Each row's indices are cut at the data blocks, keeping their order within a block, so the partials are
@@ -90,8 +90,8 @@ def decomposed_batch(statistic: pf.DecomposableStatistic, x: pf.Array, index: pf
     return statistic.combine(partials, m)
 
 
-def decomposed_full(statistic: pf.DecomposableStatistic, x: pf.Array) -> pf.Array:
+def decomposed_full(statistic: pp.DecomposableStatistic, x: pp.Array) -> pp.Array:
     """The statistic on all of ``x`` (one resample holding every record), from its partials per data block."""
     partials = [statistic.partial_batch(x[start:stop], np.array([stop - start])) for start, stop in data_blocks(len(x))]
-    full: pf.Array = statistic.combine(partials, x.shape[0])[0]
+    full: pp.Array = statistic.combine(partials, x.shape[0])[0]
     return full

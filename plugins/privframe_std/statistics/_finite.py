@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-import privframe as pf
+import privframe.plugin as pp
 
 __all__ = ["finite_weighted_mean"]
 
@@ -22,12 +22,12 @@ def _headroom(count: int) -> float:
     return math.ldexp(1.0, -(max(count, 1).bit_length() + 1))
 
 
-def finite_weighted_mean(values: pf.Array, weights: pf.Array) -> pf.Array:
+def finite_weighted_mean(values: pp.Array, weights: pp.Array) -> pp.Array:
     """``(weights @ values) / weights.sum(axis=1)``, recomputed on values scaled by an exact power of two where
     it overflowed (the mean's sums use the same idea: ``_decompose.SCALE``)."""
-    means: pf.Array = (weights @ values) / weights.sum(axis=1)
+    means: pp.Array = (weights @ values) / weights.sum(axis=1)
     if np.all(np.isfinite(means)):
         return means
     scale = _headroom(int(np.max(weights.sum(axis=1))))
-    scaled: pf.Array = (weights @ (values * scale)) / weights.sum(axis=1) / scale
+    scaled: pp.Array = (weights @ (values * scale)) / weights.sum(axis=1) / scale
     return scaled

@@ -9,8 +9,9 @@ import attrs
 import numpy as np
 from scipy import special
 
-import privframe as pf
+import privframe.plugin as pp
 from privframe.errors import ConfigError, DataError
+from privframe_std.statistics.mean import NOISE_MECHANISMS
 
 __all__ = [
     "DEFAULT_PENALTY",
@@ -30,20 +31,20 @@ DEFAULT_PENALTY_SCALED = 0.001
 n = 2000 under 1-GDP on a one-feature model (measured in ``docs/logistic-regression.md``)."""
 
 
-def _margins(yz: pf.Array, b: pf.Array) -> pf.Array:
+def _margins(yz: pp.Array, b: pp.Array) -> pp.Array:
     """``y_i b'z_i`` for every row and record, ``(T, k)`` (batched matrix products)."""
-    margins: pf.Array = np.matmul(yz, b[..., np.newaxis])[..., 0]
+    margins: pp.Array = np.matmul(yz, b[..., np.newaxis])[..., 0]
     return margins
 
 
-def _objective(yz: pf.Array, b: pf.Array, penalty: float) -> pf.Array:
-    values: pf.Array = np.mean(np.logaddexp(0.0, -_margins(yz, b)), axis=1) + penalty * np.sum(b * b, axis=1)
+def _objective(yz: pp.Array, b: pp.Array, penalty: float) -> pp.Array:
+    values: pp.Array = np.mean(np.logaddexp(0.0, -_margins(yz, b)), axis=1) + penalty * np.sum(b * b, axis=1)
     return values
 
 
 def fit_penalised_logistic(
-    features: pf.Array, labels: pf.Array, penalty: float, *, tol: float = 1e-10, max_iter: int = 100
-) -> pf.Array:
+    features: pp.Array, labels: pp.Array, penalty: float, *, tol: float = 1e-10, max_iter: int = 100
+) -> pp.Array:
     """Minimisers of ``(1/k) sum_i log(1 + exp(-y_i b'z_i)) + penalty ||b||^2`` for T datasets at once.
 
     Damped Newton (Armijo backtracking) on all T problems together; the objective is ``2 penalty``-strongly
@@ -98,7 +99,7 @@ def fit_penalised_logistic(
 def _radius(bounds: Any) -> float:
     if bounds is None:
         return 1.0
-    if isinstance(bounds, pf.L2Ball):
+    if isinstance(bounds, pp.L2Ball):
         return bounds.radius
     if isinstance(bounds, (int, float)) and not isinstance(bounds, bool) and math.isfinite(bounds) and bounds > 0:
         return float(bounds)
@@ -122,7 +123,7 @@ def _feature_bounds(value: Any) -> tuple[tuple[float, float], ...] | None:
         raise ConfigError(f"expected a list of (low, high) pairs, one per feature, {example}", path="feature_bounds")
     pairs: list[tuple[float, float]] = []
     for number, pair in enumerate(value, start=1):
-        if isinstance(pair, pf.Bounds):
+        if isinstance(pair, pp.Bounds):
             pairs.append((pair.low, pair.high))
             continue
         if isinstance(pair, (str, bytes)) or not isinstance(pair, (list, tuple)) or len(pair) != 2:
@@ -143,19 +144,19 @@ def _feature_bounds(value: Any) -> tuple[tuple[float, float], ...] | None:
     return tuple(pairs)
 
 
-def _labels(column: pf.Array) -> pf.Array:
+def _labels(column: pp.Array) -> pp.Array:
     """Labels as -1 or +1: values >= 0.5 are positive and all others negative.
 
     This reads both codings, 0/1 and -1/+1, the same way. Any other value is mapped by the same rule instead
     of raising: an error raised for some datasets and not for their neighbours would itself be a release.
     """
-    labels: pf.Array = np.where(column >= 0.5, 1.0, -1.0)
+    labels: pp.Array = np.where(column >= 0.5, 1.0, -1.0)
     return labels
 
 
 def logistic_penalised_coefficients(
     intercept: float, slope: float, low: float, high: float, penalty: float
-) -> pf.Array:
+) -> pp.Array:
     """The minimiser of the penalised population logistic loss with features ``z = (1, x) / sqrt(2)``.
 
     ``x ~ Unif[low, high]``, ``P(y = +1 | x) = 1 / (1 + exp(-(intercept + slope x)))``, and the objective
@@ -175,7 +176,7 @@ def logistic_penalised_coefficients(
     root2 = np.sqrt(2.0)
     width = high - low
 
-    def integrand(x: float, b: pf.Array) -> pf.Array:
+    def integrand(x: float, b: pp.Array) -> pp.Array:
         z = np.array([1.0, x]) / root2
         t = float(b @ z)
         p = float(special.expit(intercept + slope * x))
@@ -184,7 +185,7 @@ def logistic_penalised_coefficients(
         grad = (float(special.expit(t)) - p) * z
         return np.concatenate(([loss], grad)) / width
 
-    def objective(b: pf.Array) -> tuple[float, pf.Array]:
+    def objective(b: pp.Array) -> tuple[float, pp.Array]:
         values, _ = integrate.quad_vec(lambda x: integrand(x, b), low, high, epsabs=1e-14, epsrel=1e-13)
         return float(values[0] + penalty * (b @ b)), values[1:] + 2.0 * penalty * b
 
@@ -192,7 +193,7 @@ def logistic_penalised_coefficients(
     _, gradient = objective(result.x)
     if not np.all(np.abs(gradient) < 1e-9):
         raise ConfigError("the population logistic minimiser did not converge", path="penalty")
-    coefficients: pf.Array = np.asarray(result.x, dtype=np.float64)
+    coefficients: pp.Array = np.asarray(result.x, dtype=np.float64)
     return coefficients
 
 
@@ -249,11 +250,13 @@ class LogisticSlope:
     """
 
     name: ClassVar[str] = "logistic-slope"
-    requires_bounds: ClassVar[bool] = False
-    penalty: float | None = attrs.field(default=None, validator=pf.validators.optional(pf.validators.positive))
-    coef: int = attrs.field(default=-1, validator=pf.validators.integer_at_least(-(2**31)))
-    tol: float = attrs.field(default=1e-10, validator=pf.validators.positive)
-    max_iter: int = attrs.field(default=100, validator=pf.validators.integer_at_least(1))
+    traits: ClassVar[pp.StatisticTraits] = pp.StatisticTraits(
+        requires_bounds=False, default_mechanisms=NOISE_MECHANISMS
+    )
+    penalty: float | None = attrs.field(default=None, validator=pp.validators.optional(pp.validators.positive))
+    coef: int = attrs.field(default=-1, validator=pp.validators.integer_at_least(-(2**31)))
+    tol: float = attrs.field(default=1e-10, validator=pp.validators.positive)
+    max_iter: int = attrs.field(default=100, validator=pp.validators.integer_at_least(1))
     feature_bounds: tuple[tuple[float, float], ...] | None = attrs.field(default=None, converter=_feature_bounds)
 
     @property
@@ -277,7 +280,7 @@ class LogisticSlope:
         low, high = self.feature_bounds[self.coef]
         return 1.0 / ((high - low) / 2.0 * math.sqrt(len(self.feature_bounds) + 1))
 
-    def prepare(self, x: pf.Array, bounds: Any) -> pf.Array:
+    def prepare(self, x: pp.Array, bounds: Any) -> pp.Array:
         """Check the shape and the coefficient index, code the labels -1/+1, and clip (and scale) the features."""
         if self.feature_bounds is not None and bounds is not None:
             raise ConfigError(
@@ -296,17 +299,17 @@ class LogisticSlope:
             raise ConfigError(f"must index one of the d = {d} features (-{d} .. {d - 1})", path="coef")
         labels = _labels(x[:, -1])
         if self.feature_bounds is None:
-            features = pf.L2Ball(radius).clip(x[:, :-1])
+            features = pp.L2Ball(radius).clip(x[:, :-1])
         else:
             low, high = np.array(self.feature_bounds).T
             centre, half = (low + high) / 2.0, (high - low) / 2.0
             scaled = (np.clip(x[:, :-1], low, high) - centre) / half
             rows = np.column_stack((np.ones(x.shape[0]), scaled)) / math.sqrt(d + 1)
-            features = pf.L2Ball(1.0).clip(rows)  # norm <= 1 already; this removes rounding above it
-        prepared: pf.Array = np.column_stack((features, labels))
+            features = pp.L2Ball(1.0).clip(rows)  # norm <= 1 already; this removes rounding above it
+        prepared: pp.Array = np.column_stack((features, labels))
         return prepared
 
-    def evaluate_batch(self, x: pf.Array, index: pf.IndexMatrix) -> pf.Array:
+    def evaluate_batch(self, x: pp.Array, index: pp.IndexMatrix) -> pp.Array:
         """The chosen coefficient on B resamples, ``(B, 1)``, from one vectorised Newton solve."""
         rows = x[index]
         b = fit_penalised_logistic(rows[..., :-1], rows[..., -1], self.c, tol=self.tol, max_iter=self.max_iter)
@@ -314,7 +317,7 @@ class LogisticSlope:
             chosen = b[:, self.coef]
         else:  # column 0 is the intercept
             chosen = b[:, 1 + self.coef % len(self.feature_bounds)] * self._scale()
-        coefficient: pf.Array = chosen[:, np.newaxis]
+        coefficient: pp.Array = chosen[:, np.newaxis]
         return coefficient
 
     def sensitivity(self, k: int, bounds: Any) -> float:
@@ -323,10 +326,6 @@ class LogisticSlope:
         With ``feature_bounds``, R = 1 and the result is multiplied by the public scale of the release.
         """
         return (_radius(bounds) / (k * self.c) + self.tol / self.c) * self._scale()
-
-    def default_mechanism(self, budget: pf.Budget) -> str:
-        """Laplace under a pure or (eps, delta) budget, Gaussian under GDP."""
-        return "gaussian" if isinstance(budget, pf.GDP) else "laplace"
 
     def population_value(self, population: Any) -> float:
         """The chosen coefficient of the penalised population minimiser of a logistic-regression model.

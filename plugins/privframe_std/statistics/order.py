@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import functools
 import math
+from types import MappingProxyType
 from typing import Any, ClassVar
 
 import attrs
 import numpy as np
 
-import privframe as pf
+import privframe.plugin as pp
 from privframe.errors import ConfigError, DataError
 from privframe_std.statistics._population import population_law
 
@@ -30,8 +31,8 @@ __all__ = [
 ]
 
 
-def _scalar_bounds(bounds: Any, name: str) -> pf.Bounds:
-    if not isinstance(bounds, pf.Bounds):
+def _scalar_bounds(bounds: Any, name: str) -> pp.Bounds:
+    if not isinstance(bounds, pp.Bounds):
         raise ConfigError(f"statistic '{name}' needs scalar bounds (low, high)", path="bounds")
     return bounds
 
@@ -76,17 +77,17 @@ class LogGrid:
         """The decay per unit of span, ``steps * h`` (at most beta)."""
         return self.steps * self.h
 
-    def quantize(self, logs: pf.Array) -> pf.Array:
+    def quantize(self, logs: pp.Array) -> pp.Array:
         """``ceil(logs / h) * h``, and ``-inf`` where ``logs < cut``."""
-        up: pf.Array = np.ceil(logs * (1.0 / self.h)) * self.h
+        up: pp.Array = np.ceil(logs * (1.0 / self.h)) * self.h
         if self.cut == -math.inf:
             return up
-        cut: pf.Array = np.where(logs >= self.cut, up, -np.inf)
+        cut: pp.Array = np.where(logs >= self.cut, up, -np.inf)
         return cut
 
-    def decay(self, spans: Any) -> pf.Array:
+    def decay(self, spans: Any) -> pp.Array:
         """``spans * beta_step``, exact for the integer spans of the grid's range."""
-        out: pf.Array = (np.asarray(spans, dtype=np.float64) * float(self.steps)) * self.h
+        out: pp.Array = (np.asarray(spans, dtype=np.float64) * float(self.steps)) * self.h
         return out
 
 
@@ -133,7 +134,7 @@ def order_log_grid(k: int, beta: float, low: float, high: float, window: int = _
     return log_grid(radius, beta, margin, cut=ln_width - (k + 1) * beta - 2.0)
 
 
-def _log_terms(gaps: pf.Array, spans: Any, grid: LogGrid) -> pf.Array:
+def _log_terms(gaps: pp.Array, spans: Any, grid: LogGrid) -> pp.Array:
     """Grid values ``quantize(ln gap) - decay(span)``; a zero gap (a tie) is ``-inf``."""
     with np.errstate(divide="ignore"):
         logs = np.log(gaps)
@@ -141,7 +142,7 @@ def _log_terms(gaps: pf.Array, spans: Any, grid: LogGrid) -> pf.Array:
 
 
 def order_log_smooth_sensitivity(
-    sorted_rows: pf.Array,
+    sorted_rows: pp.Array,
     rank: int,
     beta: float,
     low: float,
@@ -149,7 +150,7 @@ def order_log_smooth_sensitivity(
     *,
     window: int = _WINDOW,
     stats: dict[str, int] | None = None,
-) -> pf.Array:
+) -> pp.Array:
     """``ln SS_beta`` of the ``rank``-th order statistic (1-based) of each sorted row, exact on a log grid.
 
     **As a maximum over pairs.** Pad each row, ``x_0 = low``, ``x_(k+1) = high``. The definition is
@@ -219,7 +220,7 @@ def order_log_smooth_sensitivity(
 
 
 def order_statistic_log_smooth(
-    rows: pf.Array,
+    rows: pp.Array,
     rank: int,
     beta: float,
     low: float,
@@ -227,7 +228,7 @@ def order_statistic_log_smooth(
     *,
     window: int = _WINDOW,
     stats: dict[str, int] | None = None,
-) -> tuple[pf.Array, pf.Array]:
+) -> tuple[pp.Array, pp.Array]:
     """The ``rank``-th order statistic and ``ln SS_beta`` of each unsorted row, from a partial sort.
 
     Bit-identical to sorting every row and calling :func:`order_log_smooth_sensitivity`, at a fraction of the
@@ -276,7 +277,7 @@ def order_statistic_log_smooth(
     return rows[:, rank - 1].copy(), best
 
 
-def _sort_window(rows: pf.Array, lo: int, hi: int) -> None:
+def _sort_window(rows: pp.Array, lo: int, hi: int) -> None:
     """Put the order statistics of 0-based ranks ``lo..hi`` of each row at their places, sorted (in place).
 
     Two single partitions, not one ``partition([lo, hi])``: numpy's multi-kth partition along an axis was
@@ -288,7 +289,7 @@ def _sort_window(rows: pf.Array, lo: int, hi: int) -> None:
     rows[:, lo : hi + 1].sort(axis=1)
 
 
-def _pad(window: pf.Array, first: int, k: int, low: float, high: float) -> pf.Array:
+def _pad(window: pp.Array, first: int, k: int, low: float, high: float) -> pp.Array:
     """Padded values ``x_first, x_(first+1), ...`` of sorted rows, ``x_0 = low`` and ``x_(k+1) = high``.
 
     ``window`` holds the sorted values of 1-based ranks ``max(first, 1)`` onwards, up to rank k at most.
@@ -308,7 +309,7 @@ def _pad(window: pf.Array, first: int, k: int, low: float, high: float) -> pf.Ar
 @functools.lru_cache(maxsize=64)
 def _direct_plan(
     rank: int, k: int, window: int, first: int
-) -> tuple[tuple[pf.IndexMatrix, pf.IndexMatrix, pf.IndexMatrix], ...]:
+) -> tuple[tuple[pp.IndexMatrix, pp.IndexMatrix, pp.IndexMatrix], ...]:
     """``(spans, upper, lower)`` of each run of the direct pass: the span j of each row of the run and the padded
     indices of the pairs ``(x_(r+t-j-1), x_(r+t))``, clamped to the pads, less ``first`` (public values only)."""
     plan = []
@@ -327,8 +328,8 @@ def _direct_plan(
 
 
 def _direct_pass(
-    padded: pf.Array, first: int, rank: int, k: int, grid: LogGrid, top: float, window: int
-) -> tuple[pf.Array, pf.IndexMatrix, int]:
+    padded: pp.Array, first: int, rank: int, k: int, grid: LogGrid, top: float, window: int
+) -> tuple[pp.Array, pp.IndexMatrix, int]:
     """Step 1 of the search: spans ``0..window`` directly, rows dropping out once no longer span can beat them.
 
     ``padded`` holds the padded indices ``first, first + 1, ...`` of each row, at least up to those the pass
@@ -353,12 +354,12 @@ def _direct_pass(
 
 
 def _search_open_rows(
-    padded: pf.Array,
+    padded: pp.Array,
     rank: int,
     grid: LogGrid,
     top: float,
-    best: pf.Array,
-    active: pf.IndexMatrix,
+    best: pp.Array,
+    active: pp.IndexMatrix,
     stats: dict[str, int] | None,
     spans: int,
 ) -> None:
@@ -379,7 +380,7 @@ def _top(grid: LogGrid, low: float, high: float) -> float:
     return float(grid.quantize(np.array(math.log(high - low))))
 
 
-def _tie_block_pairs(padded: pf.Array, rank: int, grid: LogGrid) -> pf.Array:
+def _tie_block_pairs(padded: pp.Array, rank: int, grid: LogGrid) -> pp.Array:
     """Best grid term of the pairs (below, above), (below, r), (r, above) of each padded row, with ``below`` the
     last record less than x_(r) (0: the pad) and ``above`` the first greater (k + 1: the pad)."""
     count, width = padded.shape
@@ -396,8 +397,8 @@ def _tie_block_pairs(padded: pf.Array, rank: int, grid: LogGrid) -> pf.Array:
 
 
 def _divide_and_conquer(
-    padded: pf.Array, rank: int, grid: LogGrid, reach: pf.Array, stats: dict[str, int] | None
-) -> pf.Array:
+    padded: pp.Array, rank: int, grid: LogGrid, reach: pp.Array, stats: dict[str, int] | None
+) -> pp.Array:
     """Max grid term over the pairs of each row's rectangle ``[r - W, r] x [r, r + W]``, W the power of two at or
     above ``reach + 1`` (clipped to the pads); rows are grouped by W and searched in blocks."""
     count, width = padded.shape
@@ -414,8 +415,8 @@ def _divide_and_conquer(
 
 
 def _monge_row_maxima(
-    padded: pf.Array, rank: int, l0: int, u1: int, grid: LogGrid, stats: dict[str, int] | None
-) -> pf.Array:
+    padded: pp.Array, rank: int, l0: int, u1: int, grid: LogGrid, stats: dict[str, int] | None
+) -> pp.Array:
     """Max over ``l0 <= l <= rank <= u <= u1`` of the grid term, per row: divide and conquer over l.
 
     One recursion level at a time for all rows and all nodes: the nodes (row ranges of l) are shared by the
@@ -469,7 +470,10 @@ def _level(_: Any, attribute: Any, value: Any) -> None:
     """The quantile level: required, a number in (0, 1)."""
     if value is None:
         raise ConfigError("the quantile statistic needs its level q in (0, 1); use 'median' for q = 0.5", path="q")
-    pf.validators.probability(_, attribute, value)
+    pp.validators.probability(_, attribute, value)
+
+
+_EXPONENTIAL = MappingProxyType({pp.GDP: "exponential", pp.ApproxDP: "exponential", pp.PureDP: "exponential"})
 
 
 @attrs.frozen
@@ -495,23 +499,28 @@ class Quantile:
         assert self.q is not None
         return self.q
 
+    @property
+    def traits(self) -> pp.StatisticTraits:
+        """A quantile at level ``q``, released by the exponential mechanism by default (any budget kind)."""
+        return pp.StatisticTraits(quantile=self.level, default_mechanisms=_EXPONENTIAL)
+
     def rank(self, k: int) -> int:
         """The 1-based rank of the order statistic on k records."""
         return min(k, max(1, math.ceil(round(self.level * k, 9))))
 
-    def prepare(self, x: pf.Array, bounds: Any) -> pf.Array:
+    def prepare(self, x: pp.Array, bounds: Any) -> pp.Array:
         """Clip one-dimensional data to the bounds."""
         checked = _scalar_bounds(bounds, self.name)
         if x.ndim != 1:
             raise DataError(f"statistic '{self.name}' needs one-dimensional data", path="x")
         return checked.clip(x)
 
-    def evaluate(self, x: pf.Array) -> pf.Array:
+    def evaluate(self, x: pp.Array) -> pp.Array:
         """The order statistic of the full data, shape ``(1,)``."""
         r = self.rank(x.shape[0])
         return np.partition(x, r - 1)[r - 1 : r].astype(np.float64)
 
-    def evaluate_batch(self, x: pf.Array, index: pf.IndexMatrix) -> pf.Array:
+    def evaluate_batch(self, x: pp.Array, index: pp.IndexMatrix) -> pp.Array:
         """Order statistics of B resamples, shape ``(B, 1)``."""
         r = self.rank(index.shape[1])
         gathered = np.take(x, index)
@@ -527,32 +536,28 @@ class Quantile:
         checked = _scalar_bounds(bounds, self.name)
         return (checked.low, checked.high)
 
-    def default_mechanism(self, budget: pf.Budget) -> str:
-        """The private estimator's default: the exponential mechanism (rank utility, any budget unit)."""
-        return "exponential"
-
-    def evaluate_weighted(self, values: pf.Array, weights: pf.Array) -> pf.Array:
+    def evaluate_weighted(self, values: pp.Array, weights: pp.Array) -> pp.Array:
         """The order statistic of rank ``rank(k)`` of each weighted resample of one sorted block, ``(R,)``."""
         cumulative = np.cumsum(weights, axis=1)  # C_i = records <= v_i
         sizes, inverse = np.unique(np.rint(cumulative[:, -1]).astype(np.int64), return_inverse=True)
         rank = np.array([self.rank(int(k)) for k in sizes])[inverse]
         position = np.count_nonzero(cumulative < rank[:, np.newaxis], axis=1)
-        result: pf.Array = values[np.minimum(position, values.size - 1)]
+        result: pp.Array = values[np.minimum(position, values.size - 1)]
         return result
 
     def population_value(self, population: Any) -> float:
         """The population q-quantile (``population.ppf(q)``; the lower median for a continuous law)."""
         return float(population_law(population, "ppf", self.name).ppf(self.level))
 
-    def log_smooth_sensitivity(self, x: pf.Array, beta: float, bounds: Any) -> float:
+    def log_smooth_sensitivity(self, x: pp.Array, beta: float, bounds: Any) -> float:
         """``ln SS_beta`` at the (clipped) full data."""
         b = _scalar_bounds(bounds, self.name)
         rows = np.array(x, dtype=np.float64, ndmin=2)
         return float(order_statistic_log_smooth(rows, self.rank(x.shape[0]), beta, b.low, b.high)[1][0])
 
     def evaluate_log_smooth_batch(
-        self, x: pf.Array, index: pf.IndexMatrix, beta: float, bounds: Any
-    ) -> tuple[pf.Array, pf.Array]:
+        self, x: pp.Array, index: pp.IndexMatrix, beta: float, bounds: Any
+    ) -> tuple[pp.Array, pp.Array]:
         """Values ``(B, 1)`` and ``ln SS_beta`` ``(B,)`` of B resamples from one partial sort per row."""
         b = _scalar_bounds(bounds, self.name)
         values, log_smooth = order_statistic_log_smooth(

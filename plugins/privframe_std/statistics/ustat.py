@@ -14,26 +14,27 @@ from typing import Any, ClassVar
 import attrs
 import numpy as np
 
-import privframe as pf
+import privframe.plugin as pp
 from privframe.errors import ConfigError, DataError
 from privframe_std.statistics._population import population_law
+from privframe_std.statistics.mean import NOISE_MECHANISMS
 from privframe_std.statistics.order import LogGrid, log_grid
 
 __all__ = ["UStatistic", "exact_row_sums", "product_log_smooth_sensitivity", "product_log_terms"]
 
-Kernel = Callable[[pf.Array, pf.Array], pf.Array]
+Kernel = Callable[[pp.Array, pp.Array], pp.Array]
 
 _PAIR_BYTES = 24  # kernel value plus two broadcast temporaries per (row, i, j) entry
 
 
-def _product_u(rows: pf.Array) -> pf.Array:
+def _product_u(rows: pp.Array) -> pp.Array:
     """``(S^2 - sum x^2) / (k (k - 1))`` per row; where that overflows, on rows scaled by an exact power of two
     (the same doubles otherwise), so that it is finite whenever the U-statistic itself is."""
     k = rows.shape[1]
     total = rows.sum(axis=1)
     squares = np.einsum("ij,ij->i", rows, rows)
     with np.errstate(over="ignore", invalid="ignore"):
-        values: pf.Array = (total * total - squares) / (k * (k - 1))
+        values: pp.Array = (total * total - squares) / (k * (k - 1))
     bad = ~np.isfinite(values)
     if np.any(bad):
         peak = float(np.max(np.abs(rows[bad])))
@@ -55,13 +56,13 @@ def _check_range(_: Any, attribute: Any, value: Any) -> None:
     if value is None:
         return
     try:
-        pf.Bounds(*value)
+        pp.Bounds(*value)
     except (TypeError, ValueError) as exc:
         raise ConfigError("must be a pair (low, high) of finite numbers with low < high", path=attribute.name) from exc
 
 
 def _half_width(bounds: Any, name: str) -> float:
-    if not isinstance(bounds, pf.Bounds):
+    if not isinstance(bounds, pp.Bounds):
         raise ConfigError(f"statistic '{name}' needs scalar bounds (low, high)", path="bounds")
     return max(abs(bounds.low), abs(bounds.high))
 
@@ -72,7 +73,7 @@ _U_LOSS = 8
 """Grid steps of beta held back for the rounding loss of the candidate search (at most h + 2 eps <= 4 h)."""
 
 
-def exact_row_sums(rows: pf.Array, c: float) -> tuple[pf.Array, float]:
+def exact_row_sums(rows: pp.Array, c: float) -> tuple[pp.Array, float]:
     """Row sums of values in ``[-c, c]`` and a bound on their error that holds in any summation order.
 
     Each value is split as ``x 2^p = hi + lo`` with ``hi`` an integer and ``|lo| <= 1/2`` (both exact), where
@@ -93,8 +94,8 @@ def exact_row_sums(rows: pf.Array, c: float) -> tuple[pf.Array, float]:
 
 
 def product_log_smooth_sensitivity(
-    total: pf.Array, k: int, c: float, beta: float, total_error: float = 0.0
-) -> pf.Array:
+    total: pp.Array, k: int, c: float, beta: float, total_error: float = 0.0
+) -> pp.Array:
     """``ln SS_beta`` of the product-kernel U-statistic for row sums ``total`` of k values in ``[-c, c]``.
 
     ``A^(j) = min{a + b j, C}`` with ``a = 4c(|S| + c) / (k(k-1))``, ``b = 8c^2 / (k(k-1))``, ``C = 4c^2 / k``,
@@ -119,13 +120,13 @@ def product_log_smooth_sensitivity(
     peak = np.clip(1.0 / grid.beta_step - v / step, 0.0, kink)
     near = np.floor(peak)[:, np.newaxis] + np.array([-1.0, 0.0, 1.0, 2.0])
     j = np.clip(np.concatenate([np.zeros((s.size, 1)), near], axis=1), 0.0, np.ceil(kink)[:, np.newaxis] + 2.0)
-    best: pf.Array = product_log_terms(s, k, c, beta, j, total_error).max(axis=1)
+    best: pp.Array = product_log_terms(s, k, c, beta, j, total_error).max(axis=1)
     return best
 
 
 def product_log_terms(
-    total: pf.Array, k: int, c: float, beta: float, spans: pf.Array, total_error: float = 0.0
-) -> pf.Array:
+    total: pp.Array, k: int, c: float, beta: float, spans: pp.Array, total_error: float = 0.0
+) -> pp.Array:
     """The grid terms ``min{ln b + ln(v + j), ln C} - j beta`` of each row (rows of ``spans``: its j values).
 
     ``v`` is rounded up to a grid of spacing g (a power of two at least twice its computing error, including
@@ -140,11 +141,11 @@ def product_log_terms(
     ln_cap = math.log(4.0) + 2.0 * math.log(c) - math.log(k)
     j = np.asarray(spans, dtype=np.float64)
     logs = np.minimum(ln_b + np.log(v[:, np.newaxis] + j * (1.0 + g)), ln_cap)
-    terms: pf.Array = grid.quantize(logs) - grid.decay(j)
+    terms: pp.Array = grid.quantize(logs) - grid.decay(j)
     return terms
 
 
-def _product_grid(s: pf.Array, k: int, c: float, beta: float, total_error: float) -> tuple[LogGrid, float, pf.Array]:
+def _product_grid(s: pp.Array, k: int, c: float, beta: float, total_error: float) -> tuple[LogGrid, float, pp.Array]:
     """The log grid, the spacing g of v and v rounded up to it, for ``s = |total|``."""
     ln_b = math.log(8.0) + 2.0 * math.log(c) - math.log(k) - math.log(k - 1)
     ln_cap = math.log(4.0) + 2.0 * math.log(c) - math.log(k)
@@ -152,7 +153,7 @@ def _product_grid(s: pf.Array, k: int, c: float, beta: float, total_error: float
     # |computed v - exact v| plus the rounding of adding it; g >= 2 slack, and v + j (1 + g) <= k + 4 is exact.
     slack = total_error / (2.0 * c) + 6.0 * _UNIT_ROUNDOFF * (k + 2)
     g = math.ldexp(1.0, math.ceil(math.log2(max(2.0 * slack, (k + 3) * 2.0**-52))))
-    v: pf.Array = np.ceil((s / (2.0 * c) + 0.5 + slack) / g) * g
+    v: pp.Array = np.ceil((s / (2.0 * c) + 0.5 + slack) / g) * g
     return grid, g, v
 
 
@@ -180,6 +181,7 @@ class UStatistic:
     """
 
     name: ClassVar[str] = "u-statistic"
+    traits: ClassVar[pp.StatisticTraits] = pp.StatisticTraits(default_mechanisms=NOISE_MECHANISMS)
     kernel: str | Kernel = attrs.field(default="product", validator=_check_kernel)
     degenerate: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
     kernel_range: tuple[float, float] | None = attrs.field(default=None, validator=_check_range)
@@ -192,9 +194,9 @@ class UStatistic:
         """``k`` when declared degenerate, else ``sqrt(k)``."""
         return float(k) if self.degenerate else math.sqrt(k)
 
-    def prepare(self, x: pf.Array, bounds: Any) -> pf.Array:
+    def prepare(self, x: pp.Array, bounds: Any) -> pp.Array:
         """Clip one-dimensional data to the bounds."""
-        if not isinstance(bounds, pf.Bounds):
+        if not isinstance(bounds, pp.Bounds):
             raise ConfigError(f"statistic '{self.name}' needs scalar bounds (low, high)", path="bounds")
         if x.ndim != 1:
             raise DataError(f"statistic '{self.name}' needs one-dimensional data", path="x")
@@ -202,24 +204,24 @@ class UStatistic:
             raise DataError(f"statistic '{self.name}' needs at least 2 records", path="x")
         return bounds.clip(x)
 
-    def evaluate(self, x: pf.Array) -> pf.Array:
+    def evaluate(self, x: pp.Array) -> pp.Array:
         """U on the full data, shape ``(1,)``."""
-        value: pf.Array = self.evaluate_batch(x, np.arange(x.shape[0], dtype=np.intp)[np.newaxis, :])[0]
+        value: pp.Array = self.evaluate_batch(x, np.arange(x.shape[0], dtype=np.intp)[np.newaxis, :])[0]
         return value
 
-    def evaluate_batch(self, x: pf.Array, index: pf.IndexMatrix) -> pf.Array:
+    def evaluate_batch(self, x: pp.Array, index: pp.IndexMatrix) -> pp.Array:
         """U on B resamples, shape ``(B, 1)``."""
         k = index.shape[1]
         if k < 2:
             raise ConfigError(f"statistic '{self.name}' needs resamples of at least 2 records", path="m")
         rows = np.take(x, index)
         if self.kernel == "product":
-            values: pf.Array = _product_u(rows)[:, np.newaxis]
+            values: pp.Array = _product_u(rows)[:, np.newaxis]
             return values
-        general: pf.Array = self._general(rows)[:, np.newaxis]
+        general: pp.Array = self._general(rows)[:, np.newaxis]
         return general
 
-    def _general(self, rows: pf.Array) -> pf.Array:
+    def _general(self, rows: pp.Array) -> pp.Array:
         assert callable(self.kernel)
         assert self.kernel_range is not None
         low, high = self.kernel_range
@@ -242,7 +244,7 @@ class UStatistic:
         if self.kernel != "product":
             assert self.kernel_range is not None
             return self.kernel_range
-        if not isinstance(bounds, pf.Bounds):
+        if not isinstance(bounds, pp.Bounds):
             raise ConfigError(f"statistic '{self.name}' needs scalar bounds (low, high)", path="bounds")
         corners = (bounds.low * bounds.low, bounds.low * bounds.high, bounds.high * bounds.high)
         return (min(corners), max(corners))
@@ -255,7 +257,7 @@ class UStatistic:
         assert self.kernel_range is not None
         return 2.0 * (self.kernel_range[1] - self.kernel_range[0]) / k
 
-    def log_smooth_sensitivity(self, x: pf.Array, beta: float, bounds: Any) -> float:
+    def log_smooth_sensitivity(self, x: pp.Array, beta: float, bounds: Any) -> float:
         """``ln SS_beta`` at the (clipped) full data (product kernel only)."""
         self._require_product()
         c = _half_width(bounds, self.name)
@@ -263,8 +265,8 @@ class UStatistic:
         return float(product_log_smooth_sensitivity(total, x.shape[0], c, beta, error)[0])
 
     def evaluate_log_smooth_batch(
-        self, x: pf.Array, index: pf.IndexMatrix, beta: float, bounds: Any
-    ) -> tuple[pf.Array, pf.Array]:
+        self, x: pp.Array, index: pp.IndexMatrix, beta: float, bounds: Any
+    ) -> tuple[pp.Array, pp.Array]:
         """Values ``(B, 1)`` and ``ln SS_beta`` ``(B,)`` of B resamples (product kernel only)."""
         self._require_product()
         c = _half_width(bounds, self.name)
@@ -275,10 +277,6 @@ class UStatistic:
         values = ((total * total - squares) / (k * (k - 1)))[:, np.newaxis]
         exact_total, error = exact_row_sums(rows, c)
         return values, product_log_smooth_sensitivity(exact_total, k, c, beta, error)
-
-    def default_mechanism(self, budget: pf.Budget) -> str:
-        """The private estimator's default: Laplace under a pure or (eps, delta) budget, Gaussian under GDP."""
-        return "gaussian" if isinstance(budget, pf.GDP) else "laplace"
 
     def population_value(self, population: Any) -> float:
         """``E[X]^2`` for the product kernel (``E h(X, Y) = E[X] E[Y]``); unknown for a callable kernel."""

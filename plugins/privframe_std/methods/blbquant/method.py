@@ -20,13 +20,12 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Mapping
-from types import MappingProxyType
 from typing import Any, ClassVar
 
 import attrs
 import numpy as np
 
-import privframe as pf
+import privframe.plugin as pp
 from privframe.errors import BudgetError, ConfigError, DataError
 from privframe_std.methods.blbquant.roots import block_roots, weighted_estimator
 from privframe_std.methods.blbquant.search import ExactLaplace, above_threshold, block_histograms, nested_coverages
@@ -92,10 +91,11 @@ MIN_BLOCK = 200
 """Default fewest records per block (for a quantile, in the tail the statistic needs); see ``min_block``."""
 
 
-def effective_block(b: int, statistic: pf.Statistic) -> float:
+def effective_block(b: int, statistic: pp.Statistic) -> float:
     """Records of a block that inform the statistic: ``b``, or ``2 b min(q, 1 - q)`` for a q-quantile."""
-    if isinstance(statistic, pf.QuantileStatistic):
-        return 2.0 * b * min(statistic.q, 1.0 - statistic.q)
+    q = pp.traits_of(statistic).quantile
+    if q is not None:
+        return 2.0 * b * min(q, 1.0 - q)
     return float(b)
 
 
@@ -104,7 +104,7 @@ def blb_replicates(n: int, b: int) -> int:
     return int(min(10_000, max(100, math.ceil(math.sqrt(n) * b / math.log(n)))))
 
 
-def default_bin_width(bounds: pf.Bounds, n: int) -> float:
+def default_bin_width(bounds: pp.Bounds, n: int) -> float:
     """The default target bin width ``(high - low) / (10 sqrt(n))`` on the root scale.
 
     A function of the public bounds and n only. At the paper's experiment (bounds [-6, 4]) it is the paper's
@@ -124,15 +124,16 @@ def _grid(_: Any, attribute: Any, value: Any) -> None:
         raise ConfigError("expected public bounds (L, U) with L < U, or omitted", path=attribute.name)
 
 
-def _epsilon(budget: pf.Budget | None) -> float:
-    if isinstance(budget, pf.PureDP):
+def _epsilon(budget: pp.Budget | None) -> float:
+    if isinstance(budget, pp.PureDP):
         return budget.epsilon
-    if isinstance(budget, pf.ApproxDP):
+    if isinstance(budget, pp.ApproxDP):
         return budget.epsilon  # pure eps-DP implies (eps, delta)-DP; no delta is spent
-    if isinstance(budget, pf.GDP):
+    if isinstance(budget, pp.GDP):
         raise BudgetError(
             "blbquant is pure epsilon-DP and takes pf.PureDP(epsilon) (or pf.ApproxDP, spending no delta); "
-            "to compare with a GDP method, pick epsilon yourself (e.g. pf.accounting.gdp_pure_epsilon(mu))",
+            "to compare with a GDP method, pick epsilon yourself (e.g. "
+            "privframe.privacy.accounting.gdp_pure_epsilon(mu))",
             path="budget",
         )
     raise BudgetError("blbquant is private and needs a budget", path="budget")
@@ -185,18 +186,21 @@ class BLBQuant:
     """
 
     name: ClassVar[str] = "blbquant"
-    needs: ClassVar[Mapping[str, Any]] = MappingProxyType(
-        {"sampler": pf.Sampler, "mechanism": (pf.Mechanism, pf.SelectionMechanism), "accountant": pf.Accountant}
+    needs: ClassVar[pp.MethodNeeds] = pp.MethodNeeds(
+        mechanism=(pp.Mechanism, pp.SelectionMechanism),
+        statistic={pp.StatisticNeed.WEIGHTED},
+        mechanism_budget="own",
     )
-    private: ClassVar[bool] = True
+    """A partition sampler, an additive or selection mechanism run at a pure epsilon it derives itself, and a
+    statistic evaluated on weighted resamples (the little bootstraps)."""
 
-    split: float = attrs.field(default=0.5, validator=pf.validators.probability)
-    R: int | None = attrs.field(default=None, validator=pf.validators.optional(pf.validators.integer_at_least(1)))
+    split: float = attrs.field(default=0.5, validator=pp.validators.probability)
+    R: int | None = attrs.field(default=None, validator=pp.validators.optional(pp.validators.integer_at_least(1)))
     grid: tuple[float, float] | None = attrs.field(default=None, validator=_grid)
-    bin_width: float | None = attrs.field(default=None, validator=pf.validators.optional(pf.validators.positive))
-    sets: str = attrs.field(default="symmetric", validator=pf.validators.choice("symmetric", "equal-tailed"))
-    weights: str = attrs.field(default="independent", validator=pf.validators.choice("independent", "shared", "auto"))
-    min_block: int = attrs.field(default=MIN_BLOCK, validator=pf.validators.integer_at_least(0))
+    bin_width: float | None = attrs.field(default=None, validator=pp.validators.optional(pp.validators.positive))
+    sets: str = attrs.field(default="symmetric", validator=pp.validators.choice("symmetric", "equal-tailed"))
+    weights: str = attrs.field(default="independent", validator=pp.validators.choice("independent", "shared", "auto"))
+    min_block: int = attrs.field(default=MIN_BLOCK, validator=pp.validators.integer_at_least(0))
 
     def _searches(self) -> tuple[str, ...]:
         return ("symmetric",) if self.sets == "symmetric" else ("upper", "lower")
@@ -204,7 +208,7 @@ class BLBQuant:
     def _eps_search(self, epsilon: float) -> float:
         return (1.0 - self.split) * epsilon / len(self._searches())
 
-    def defaults(self, budget: pf.Budget | None, confidence: float) -> Mapping[str, object]:
+    def defaults(self, budget: pp.Budget | None, confidence: float) -> Mapping[str, object]:
         """A random partition into ``s = ceil(10 ln n / eps_search)`` blocks, the ``approx-dp`` accountant;
         the statistic's default mechanism (exponential for quantiles, Laplace for the mean)."""
         defaults: dict[str, object] = {"sampler": "partition", "accountant": "approx-dp"}
@@ -224,7 +228,7 @@ class BLBQuant:
             defaults["s"] = blocks
         return defaults
 
-    def check_design(self, design: pf.Design, statistic: pf.Statistic) -> None:
+    def check_design(self, design: pp.Design, statistic: pp.Statistic) -> None:
         """Refuse blocks too small for the statistic (``min_block``); public inputs only.
 
         Called before the search runs, and by ``method="auto"`` to pass over a method that would refuse.
@@ -250,29 +254,27 @@ class BLBQuant:
                 path="min_block",
             )
 
-    def run(self, ctx: pf.RunContext) -> pf.IntervalResult:
+    def run(self, ctx: pp.RunContext[pp.Mechanism | pp.SelectionMechanism]) -> pp.IntervalResult:
         """Compute the interval and its ledger."""
         epsilon = _epsilon(ctx.budget)
         data = ctx.data
         if data.ndim != 1:
             raise DataError("blbquant needs one-dimensional data", path="x")
         bounds = ctx.bounds
-        if not isinstance(bounds, pf.Bounds):
+        if not isinstance(bounds, pp.Bounds):
             raise ConfigError("blbquant needs public scalar bounds (low, high)", path="bounds")
         statistic = ctx.statistic
         mechanism = ctx.mechanism
-        assert isinstance(mechanism, (pf.Mechanism, pf.SelectionMechanism))  # checked by the pipeline
         eps_param, eps_cdf = self.split * epsilon, (1.0 - self.split) * epsilon
         searches = self._searches()
         eps_search = self._eps_search(epsilon)
-        estimator = pf.MechanismEstimator(statistic, mechanism, bounds)
+        estimator = pp.MechanismEstimator(statistic, mechanism, bounds)
         replicates = weighted_estimator(
-            statistic, mechanism, estimator.plan(ctx.n, pf.PureDP(eps_param), label="replicate"), bounds
+            statistic, mechanism, estimator.plan(ctx.n, pp.PureDP(eps_param), label="replicate"), bounds
         )
-        sample_seq, center_seq, search_seq, weight_seq, block_seq = ctx.seed.spawn(5)
-        sample_rng, center_rng, search_rng, weight_rng = (
-            np.random.default_rng(seq) for seq in (sample_seq, center_seq, search_seq, weight_seq)
-        )
+        sample_rng, center_rng, search_rng, weight_rng, block_parent = ctx.generators(5)
+        block_seq = block_parent.bit_generator.seed_seq
+        assert isinstance(block_seq, np.random.SeedSequence)  # generators are seeded from SeedSequences
 
         partition = ctx.resample(sample_rng)
         if partition.replace or partition.kappa != 1:
@@ -306,18 +308,18 @@ class BLBQuant:
         bins = 1 << (math.ceil(math.log2(target_bins)) if target_bins > 2 else 1)  # a power of two, at least 2
         width = (high - low) / bins
         shared = self.weights == "shared"
-        note = blbquant_cost_note(n, s, b, R, shared, isinstance(statistic, pf.QuantileStatistic))
+        note = blbquant_cost_note(n, s, b, R, shared, pp.traits_of(statistic).quantile is not None)
         if note is not None:
             _LOG.warning(note)
 
-        center_event = estimator.plan(n, pf.PureDP(eps_param), label="center")
+        center_event = estimator.plan(n, pp.PureDP(eps_param), label="center")
         ctx.charge(center_event)
         for name in searches:
             ctx.charge(
-                pf.PrivacyEvent(
+                pp.PrivacyEvent(
                     label=f"search-{name}",
                     mechanism="above-threshold",
-                    budget=pf.PureDP(eps_search),
+                    budget=pp.PureDP(eps_search),
                     sensitivity=1.0,
                     noise_scale=2.0 / eps_search,
                     note="AboveThreshold over nested sets: threshold noise Lap(2/eps) drawn once, query noise "
@@ -326,7 +328,7 @@ class BLBQuant:
                 )
             )
         center_values, _ = estimator.release_batch(
-            data, np.arange(n, dtype=np.intp)[np.newaxis, :], pf.PureDP(eps_param), center_rng
+            data, np.arange(n, dtype=np.intp)[np.newaxis, :], pp.PureDP(eps_param), center_rng
         )
         center = float(center_values[0])
 

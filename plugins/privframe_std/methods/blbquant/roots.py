@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator
 import attrs
 import numpy as np
 
-import privframe as pf
+import privframe.plugin as pp
 from privframe.errors import ConfigError
 from privframe_std.samplers.bootstrap import multinomial_counts
 
@@ -34,7 +34,7 @@ __all__ = ["WeightedEstimator", "block_roots", "weighted_estimator"]
 _CHUNK_CELLS = 2**22
 """Weight-matrix cells (8 bytes each) processed at once."""
 
-Replicates = Callable[[pf.Array, pf.Array, np.random.Generator], pf.Array]
+Replicates = Callable[[pp.Array, pp.Array, np.random.Generator], pp.Array]
 """``estimate(values, weights, rng) -> (R,)`` on weighted resamples of one block of sorted values."""
 
 
@@ -44,24 +44,24 @@ class WeightedEstimator:
 
     estimate: Replicates = attrs.field(repr=False)
     mechanism: str
-    event: pf.PrivacyEvent
+    event: pp.PrivacyEvent
 
 
 def weighted_estimator(
-    statistic: pf.Statistic, mechanism: object, event: pf.PrivacyEvent, bounds: pf.Bounds
+    statistic: pp.Statistic, mechanism: object, event: pp.PrivacyEvent, bounds: pp.Bounds
 ) -> WeightedEstimator:
     """The private estimator's replicates from the parts' weighted-data capabilities (see the module doc)."""
-    if isinstance(mechanism, pf.WeightedSelectionMechanism):
+    if isinstance(mechanism, pp.WeightedSelectionMechanism):
         selector = mechanism
 
-        def select(values: pf.Array, weights: pf.Array, rng: np.random.Generator) -> pf.Array:
+        def select(values: pp.Array, weights: pp.Array, rng: np.random.Generator) -> pp.Array:
             return selector.select_weighted(statistic, values, weights, bounds, event, rng)
 
         return WeightedEstimator(select, event.mechanism, event)
-    if isinstance(mechanism, pf.Mechanism) and isinstance(statistic, pf.WeightedStatistic):
+    if isinstance(mechanism, pp.Mechanism) and isinstance(statistic, pp.WeightedStatistic):
         additive, weighted = mechanism, statistic
 
-        def perturb(values: pf.Array, weights: pf.Array, rng: np.random.Generator) -> pf.Array:
+        def perturb(values: pp.Array, weights: pp.Array, rng: np.random.Generator) -> pp.Array:
             return additive.apply(weighted.evaluate_weighted(values, weights), event, rng)
 
         return WeightedEstimator(perturb, event.mechanism, event)
@@ -81,15 +81,15 @@ def _row_chunks(rows: int, width: int) -> Iterator[tuple[int, int]]:
 
 def block_roots(
     estimator: WeightedEstimator,
-    blocks: pf.Array,
-    block_values: pf.Array,
+    blocks: pp.Array,
+    block_values: pp.Array,
     *,
     n: int,
     R: int,
     tau_n: float,
     block_rngs: list[np.random.Generator],
     shared_rng: np.random.Generator | None,
-) -> pf.Array:
+) -> pp.Array:
     """Roots ``(s, R)``: row j holds ``tau_n (theta(block_j) - theta_tilde)`` over block j's R resamples.
 
     ``blocks`` is the ``(s, b)`` matrix of the blocks' record values and ``block_values`` the statistic on

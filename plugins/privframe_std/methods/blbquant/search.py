@@ -23,7 +23,7 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
-import privframe as pf
+import privframe.plugin as pp
 from privframe.errors import ConfigError
 
 __all__ = [
@@ -59,9 +59,9 @@ class ExactLaplace:
 
     def laplace(self, loc: float = 0.0, scale: float = 1.0, size: int | None = None) -> object:
         """``size`` draws (one float when ``size`` is None) of exact discrete Laplace noise of at least ``scale``."""
-        grid = pf.noise.grid_for(scale)
+        grid = pp.noise.grid_for(scale)
         t = math.ceil(scale / grid)
-        draws = pf.noise.discrete_laplace(self._rng, t, 1 if size is None else size).astype(np.float64) * grid + loc
+        draws = pp.noise.discrete_laplace(self._rng, t, 1 if size is None else size).astype(np.float64) * grid + loc
         return float(draws[0]) if size is None else draws
 
 

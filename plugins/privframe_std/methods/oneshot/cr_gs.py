@@ -3,21 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from types import MappingProxyType
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import attrs
 import numpy as np
 
-import privframe as pf
-from privframe.errors import ConfigError
-from privframe_std.methods.oneshot.radius import RADIUS_RULES, convolved_quantile, described_noise, noise_floor
+import privframe.plugin as pp
+from privframe_std.methods.oneshot.radius import RADIUS_RULES, convolved_quantile, noise_floor
 from privframe_std.methods.oneshot.roots import DEFAULT_SIZES, ORDER_STATISTIC_RULES, compute_roots, fpc_factor
 
-__all__ = ["CRGS", "NOT_CENTRED"]
-
-NOT_CENTRED = frozenset({"ks"})
-"""Statistics whose sampling law is not centred at the parameter: a ball about the estimate misses."""
+__all__ = ["CRGS"]
 
 
 @attrs.frozen
@@ -58,68 +53,69 @@ class CRGS:
     """
 
     name: ClassVar[str] = "cr-gs"
-    needs: ClassVar[Mapping[str, Any]] = MappingProxyType(
-        {"sampler": pf.Sampler, "mechanism": pf.Mechanism, "accountant": pf.Accountant}
-    )
-    private: ClassVar[bool] = True
-    distributed: ClassVar[bool] = True
-    """Accepts a Dask array with a decomposable statistic (``docs/cluster.md``)."""
 
-    radius: str = attrs.field(default="noise-aware", validator=pf.validators.choice(*RADIUS_RULES))
-    fpc: bool = attrs.field(default=True, validator=pf.validators.boolean)
-    check_consistency: bool = attrs.field(default=True, validator=pf.validators.boolean)
-    order_statistic: str = attrs.field(default="inverted_cdf", validator=pf.validators.choice(*ORDER_STATISTIC_RULES))
+    radius: str = attrs.field(default="noise-aware", validator=pp.validators.choice(*RADIUS_RULES))
+    fpc: bool = attrs.field(default=True, validator=pp.validators.boolean)
+    check_consistency: bool = attrs.field(default=True, validator=pp.validators.boolean)
+    order_statistic: str = attrs.field(default="inverted_cdf", validator=pp.validators.choice(*ORDER_STATISTIC_RULES))
 
-    def defaults(self, budget: pf.Budget | None, confidence: float) -> Mapping[str, object]:
+    @property
+    def needs(self) -> pp.MethodNeeds:
+        """A sampler, an additive mechanism given the accountant's per-call share, and (with
+        ``check_consistency``) a statistic whose limit law is centred; accepts a Dask array with a decomposable
+        statistic (``docs/cluster.md``)."""
+        centred = {pp.StatisticNeed.CENTRED} if self.check_consistency else set()
+        return pp.MethodNeeds(statistic=centred, distributed=True)
+
+    def defaults(self, budget: pp.Budget | None, confidence: float) -> Mapping[str, object]:
         """WOR resamples (m = n / ln n, B = 1000); Gaussian noise and the GDP accountant, or, for a pure
         ``PureDP`` budget, Laplace noise and the ``approx-dp`` accountant (an even split of epsilon)."""
-        if isinstance(budget, pf.PureDP):
+        if isinstance(budget, pp.PureDP):
             return {"sampler": "wor", "mechanism": "laplace", "accountant": "approx-dp", **DEFAULT_SIZES}
         return {"sampler": "wor", "mechanism": "gaussian", "accountant": "gdp", **DEFAULT_SIZES}
 
-    def run(self, ctx: pf.RunContext) -> pf.RegionResult:
+    def run(self, ctx: pp.RunContext[pp.Mechanism]) -> pp.IntervalResult | pp.RegionResult:
         """Compute the region and its ledger."""
         # Two equal releases whose composition fits the budget, in the accountant's unit: mu / sqrt 2 under
         # GDP, epsilon / 2 under pure or (epsilon, delta) accounting. The mechanism calibrates to its share.
         half = ctx.accountant.per_call(ctx.budget, 2)
-        if self.check_consistency and ctx.statistic.name in NOT_CENTRED:
-            raise ConfigError(
-                f"cr-gs draws a ball about the estimate, but '{ctx.statistic.name}' has a limit law that is not "
-                "centred (measured coverage 0.81 at nominal 0.90); use privsub (interval='basic') or dette-graw",
-                path="method",
-            )
-        noise_law = described_noise(ctx.mechanism, self.name) if self.radius == "noise-aware" else None
         sample_rng, center_rng, radius_rng, simulation_rng = ctx.generators(4)
         roots = compute_roots(ctx, sample_rng, self.order_statistic)
         delta_n, delta_m = ctx.sensitivity(roots.n), ctx.sensitivity(roots.m)
         factor = fpc_factor(self.fpc, ctx, roots)
         scale = factor * roots.tau_m
         radius_sensitivity = scale * (roots.kappa * delta_m + delta_n)
-        center, center_event = ctx.release(roots.theta_hat, delta_n, half, label="center", rng=center_rng)
+        center_event = ctx.plan(delta_n, half, label="center", dimension=roots.theta_hat.shape[0])
+        center = ctx.release(roots.theta_hat, center_event, rng=center_rng)
         nu_n = center_event.noise_scale or 0.0
         diagnostics: dict[str, object] = {"radius": self.radius}
-        sigma_m = ctx.additive_mechanism.plan(radius_sensitivity, half, label="radius").noise_scale or 0.0
+        radius_event = ctx.plan(radius_sensitivity, half, label="radius")
         quantile, floor = scale * roots.r, 0.0
-        if noise_law is not None:
-            offsets = roots.tau_n * noise_law.noise_draws(nu_n, roots.deviations.shape, simulation_rng)
-            shifts = noise_law.noise_draws(sigma_m, (roots.B,), simulation_rng)
+        if self.radius == "noise-aware":
+            # The laws of both noises are public before anything is released; drawn from the mechanism itself
+            # when it does not describe them (pp.noise_law), from the simulation stream only.
+            center_law, radius_law = (
+                pp.noise_law(ctx.mechanism, center_event),
+                pp.noise_law(ctx.mechanism, radius_event),
+            )
+            offsets = roots.tau_n * center_law.draws(roots.deviations.shape, simulation_rng)
+            shifts = radius_law.draws((roots.B,), simulation_rng)
             quantile = convolved_quantile(
                 scale * roots.deviations, offsets, ctx.confidence, self.order_statistic, shifts
             )
             floor = noise_floor(offsets, ctx.confidence, self.order_statistic)
             diagnostics["floor"] = floor / roots.tau_n
-        q_noisy, radius_event = ctx.release(
-            np.array([quantile]), radius_sensitivity, half, label="radius", rng=radius_rng
-        )
+            diagnostics["noise_described"] = center_law.described
+        q_noisy = ctx.release(np.array([quantile]), radius_event, rng=radius_rng)
         q_tilde = max(float(q_noisy[0]), floor)
-        return ctx.region(
+        return ctx.ball(
             center,
             q_tilde / roots.tau_n,
             parameters={
                 "m": roots.m,
                 "B": roots.B,
                 "kappa": roots.kappa,
-                "mu": pf.as_gdp(ctx.budget).mu if not isinstance(ctx.budget, pf.PureDP) else None,
+                "mu": pp.as_gdp(ctx.budget).mu if not isinstance(ctx.budget, pp.PureDP) else None,
                 "per_release": str(half),
                 "fpc": self.fpc,
                 "radius": self.radius,

@@ -5,16 +5,21 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Mapping
-from types import MappingProxyType
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import attrs
 import numpy as np
 from scipy.special import ndtri
 
-import privframe as pf
-from privframe.errors import BudgetError, ConfigError, PrivacyWarning
-from privframe_std.methods.oneshot.radius import RADIUS_RULES, convolved_quantile, described_noise, noise_floor, split
+import privframe.plugin as pp
+from privframe.errors import BudgetError, PrivacyWarning
+from privframe_std.methods.oneshot.radius import (
+    RADIUS_RULES,
+    DescribedSmoothMechanism,
+    convolved_quantile,
+    noise_floor,
+    split,
+)
 from privframe_std.methods.oneshot.roots import (
     DEFAULT_SIZES,
     ORDER_STATISTIC_RULES,
@@ -47,7 +52,7 @@ def noise_optimal_beta(mu: float, delta: float, kappa: int) -> float:
     return (mu / 2.0) * g / kappa
 
 
-def cr_ss_budget(budget: pf.Budget | None) -> tuple[pf.GDP, str]:
+def cr_ss_budget(budget: pp.Budget | None) -> tuple[pp.GDP, str]:
     """The (mu, delta)-GDP budget CR-SS runs at, and a note on any conversion.
 
     ``GDP(mu, delta)`` is used as given. ``ApproxDP(eps, delta)`` becomes ``GDP(mu*, delta / 2)`` with mu* the
@@ -57,15 +62,15 @@ def cr_ss_budget(budget: pf.Budget | None) -> tuple[pf.GDP, str]:
     """
     if budget is None:
         raise BudgetError("cr-ss is private and needs a budget", path="budget")
-    if isinstance(budget, pf.GDP):
+    if isinstance(budget, pp.GDP):
         if budget.delta <= 0:
             raise BudgetError(
                 "cr-ss gives (mu, delta)-GDP, not pure mu-GDP; pass pf.GDP(mu, delta=...) with delta > 0", path="budget"
             )
         return budget, ""
-    if isinstance(budget, pf.ApproxDP) and budget.delta > 0:
+    if isinstance(budget, pp.ApproxDP) and budget.delta > 0:
         half = budget.delta / 2.0
-        return pf.GDP(pf.accounting.gdp_mu_for(budget.epsilon, half), delta=half), f"converted from {budget}"
+        return pp.GDP(pp.accounting.gdp_mu_for(budget.epsilon, half), delta=half), f"converted from {budget}"
     raise BudgetError("cr-ss needs pf.GDP(mu, delta=...) or pf.ApproxDP(epsilon, delta) with delta > 0", path="budget")
 
 
@@ -112,21 +117,28 @@ class CRSS:
     """
 
     name: ClassVar[str] = "cr-ss"
-    needs: ClassVar[Mapping[str, Any]] = MappingProxyType(
-        {"sampler": pf.Sampler, "mechanism": pf.SmoothMechanism, "accountant": pf.Accountant}
-    )
-    private: ClassVar[bool] = True
 
-    radius: str = attrs.field(default="noise-aware", validator=pf.validators.choice(*RADIUS_RULES))
-    beta: str = attrs.field(default="noise-optimal", validator=pf.validators.choice(*BETA_RULES))
-    noise_share: float = attrs.field(default=0.5, validator=pf.validators.probability)
-    fpc: bool = attrs.field(default=True, validator=pf.validators.boolean)
-    center_proposal: float | None = attrs.field(default=None, validator=pf.validators.optional(pf.validators.positive))
-    radius_proposal: float | None = attrs.field(default=None, validator=pf.validators.optional(pf.validators.positive))
-    report_nonprivate: bool = attrs.field(default=False, validator=pf.validators.boolean)
-    order_statistic: str = attrs.field(default="inverted_cdf", validator=pf.validators.choice(*ORDER_STATISTIC_RULES))
+    radius: str = attrs.field(default="noise-aware", validator=pp.validators.choice(*RADIUS_RULES))
+    beta: str = attrs.field(default="noise-optimal", validator=pp.validators.choice(*BETA_RULES))
+    noise_share: float = attrs.field(default=0.5, validator=pp.validators.probability)
+    fpc: bool = attrs.field(default=True, validator=pp.validators.boolean)
+    center_proposal: float | None = attrs.field(default=None, validator=pp.validators.optional(pp.validators.positive))
+    radius_proposal: float | None = attrs.field(default=None, validator=pp.validators.optional(pp.validators.positive))
+    report_nonprivate: bool = attrs.field(default=False, validator=pp.validators.boolean)
+    order_statistic: str = attrs.field(default="inverted_cdf", validator=pp.validators.choice(*ORDER_STATISTIC_RULES))
 
-    def defaults(self, budget: pf.Budget | None, confidence: float) -> Mapping[str, object]:
+    @property
+    def needs(self) -> pp.MethodNeeds:
+        """A sampler, a smooth-bound mechanism given a (mu, delta)-GDP budget (one that describes its noise, for
+        the noise-aware radius), and a statistic with a smooth sensitivity."""
+        mechanism = pp.SmoothMechanism if self.radius == "paper" else DescribedSmoothMechanism
+        return pp.MethodNeeds(
+            mechanism=mechanism,
+            statistic={pp.StatisticNeed.SMOOTH_SENSITIVITY},
+            mechanism_budget=pp.GDP,
+        )
+
+    def defaults(self, budget: pp.Budget | None, confidence: float) -> Mapping[str, object]:
         """WOR resamples (m = n / ln n, B = 1000), PTR-GDP, the GDP accountant.
 
         A budget cr-ss cannot honour (no delta) is refused here, when the pipeline is built.
@@ -135,16 +147,10 @@ class CRSS:
             cr_ss_budget(budget)
         return {"sampler": "wor", "mechanism": "ptr-gdp", "accountant": "gdp", **DEFAULT_SIZES}
 
-    def run(self, ctx: pf.RunContext) -> pf.RegionResult:
+    def run(self, ctx: pp.RunContext[pp.SmoothMechanism]) -> pp.IntervalResult | pp.RegionResult:
         """Compute the region and its ledger."""
         gdp, conversion = cr_ss_budget(ctx.budget)
         statistic = ctx.statistic
-        if not isinstance(statistic, pf.SmoothStatistic):
-            raise ConfigError(
-                f"'{statistic.name}' has no smooth sensitivity; cr-ss supports e.g. median, quantile, "
-                "u-statistic (product kernel)",
-                path="statistic",
-            )
         n = ctx.n
         if gdp.delta >= 1.0 / n:
             warnings.warn(
@@ -152,10 +158,10 @@ class CRSS:
                 PrivacyWarning,
                 stacklevel=2,
             )
-        noise_law = described_noise(ctx.mechanism, self.name) if self.radius != "paper" else None
+        noise_aware = self.radius != "paper"
         sample_rng, center_rng, radius_rng, simulation_rng = ctx.generators(4)
 
-        def beta_rule(resamples: pf.Resamples) -> tuple[float, float]:
+        def beta_rule(resamples: pp.Resamples) -> tuple[float, float]:
             rho = resamples.rho if resamples.rho is not None else 1.0 / n
             if self.beta == "paper":
                 return cr_ss_beta(gdp.mu, gdp.delta, resamples.B, resamples.kappa, rho), rho
@@ -174,7 +180,7 @@ class CRSS:
         delta_n = statistic.sensitivity(n, ctx.bounds)
         delta_m = statistic.sensitivity(roots.m, ctx.bounds)
         radius_fallback = None if delta_n is None or delta_m is None else factor * (kappa * delta_m + delta_n)
-        half = pf.GDP(gdp.mu / math.sqrt(2.0), delta=gdp.delta / 2.0)
+        half = pp.GDP(gdp.mu / math.sqrt(2.0), delta=gdp.delta / 2.0)
         center, center_event = ctx.release_smooth(
             roots.theta_hat,
             smooth.log_center_bound,
@@ -187,15 +193,14 @@ class CRSS:
         )
         shares = split(ctx.confidence, self.noise_share)
         value, floor = factor * roots.r, 0.0
-        if noise_law is not None:
+        if noise_aware:
             # Offsets in root units: the root tau_m dev_i stands for tau_n (theta_hat - theta).
             center_sd = center.noise_scale if math.isfinite(center.noise_scale) else 0.0
-            offsets = (roots.tau_n / roots.tau_m) * noise_law.noise_draws(
-                center_sd, roots.deviations.shape, simulation_rng
-            )
+            center_law = pp.noise_law(ctx.mechanism, attrs.evolve(center_event, noise_scale=center_sd))
+            offsets = (roots.tau_n / roots.tau_m) * center_law.draws(roots.deviations.shape, simulation_rng)
             value = convolved_quantile(factor * roots.deviations, offsets, shares.sampling_level, self.order_statistic)
             floor = noise_floor(offsets, ctx.confidence, self.order_statistic)
-        radius, _ = ctx.release_smooth(
+        radius, radius_event = ctx.release_smooth(
             np.array([value]),
             log_radius_bound,
             kappa * beta,
@@ -207,10 +212,11 @@ class CRSS:
         )
         r_tilde = float(radius.value[0])
         margin = 0.0
-        if noise_law is None:
+        if not noise_aware:
             r_upper = max(r_tilde, 0.0)
         else:
-            margin = noise_law.noise_quantile(radius.noise_scale, 1.0 - shares.noise)
+            radius_law = pp.noise_law(ctx.mechanism, attrs.evolve(radius_event, noise_scale=radius.noise_scale))
+            margin = radius_law.quantile(1.0 - shares.noise, simulation_rng)
             r_upper = max(r_tilde + margin, floor) if math.isfinite(r_tilde + margin) else math.nan
         q_tilde = roots.tau_m * r_upper
         diagnostics: dict[str, object] = {
@@ -230,7 +236,7 @@ class CRSS:
             "mu_test": center_event.details["mu_test"],
             "mu_release": center_event.details["mu_release"],
         }
-        if noise_law is not None:
+        if noise_aware:
             diagnostics.update(
                 {
                     "alpha_sampling": shares.sampling,
@@ -246,7 +252,7 @@ class CRSS:
                 "max_resample_bound": math.exp(smooth.log_max_resample_bound),
                 "r": value,
             }
-        return ctx.region(
+        return ctx.ball(
             center.value,
             q_tilde / roots.tau_n,
             parameters={

@@ -22,14 +22,15 @@ numbers.
 
 from __future__ import annotations
 
+from typing import Protocol, runtime_checkable
+
 import attrs
 import numpy as np
 
-import privframe as pf
-from privframe.errors import ConfigError
+import privframe.plugin as pp
 from privframe_std.methods.oneshot.roots import order_statistic
 
-__all__ = ["RADIUS_RULES", "NoiseAwareSplit", "convolved_quantile", "described_noise", "noise_floor", "split"]
+__all__ = ["RADIUS_RULES", "DescribedSmoothMechanism", "NoiseAwareSplit", "convolved_quantile", "noise_floor", "split"]
 
 RADIUS_RULES = ("noise-aware", "paper")
 """``noise-aware`` (default): valid at every budget; ``paper``: the published construction, for reproduction."""
@@ -59,23 +60,14 @@ def split(confidence: float, noise_share: float) -> NoiseAwareSplit:
     return NoiseAwareSplit(sampling=alpha - noise, noise=noise)
 
 
-def described_noise(mechanism: object, method: str) -> pf.DescribedNoise:
-    """The mechanism as :class:`privframe.DescribedNoise`, or a ``ConfigError`` that says what to do.
-
-    Data-independent: raised (or not) identically on every dataset.
-    """
-    if isinstance(mechanism, pf.DescribedNoise):
-        return mechanism
-    name = getattr(mechanism, "name", type(mechanism).__name__)
-    raise ConfigError(
-        f"{method}'s noise-aware radius needs a mechanism that describes its noise (noise_quantile and "
-        f"noise_draws); '{name}' does not. Pass radius='paper' to use the published radius, or add them",
-        path="mechanism",
-    )
+@runtime_checkable
+class DescribedSmoothMechanism(pp.SmoothMechanism, pp.DescribedNoise, Protocol):
+    """A smooth-bound mechanism that describes its release noise: what CR-SS's noise-aware radius needs (a
+    smooth-bound release cannot be drawn on a public input, so its law must be stated)."""
 
 
 def convolved_quantile(
-    deviations: pf.Array, offsets: pf.Array, level: float, rule: str, shifts: pf.Array | None = None
+    deviations: pp.Array, offsets: pp.Array, level: float, rule: str, shifts: pp.Array | None = None
 ) -> float:
     """The ``level`` order statistic of ``||deviations_i + offsets_i|| + shifts_i`` (non-private).
 
@@ -88,6 +80,6 @@ def convolved_quantile(
     return order_statistic(norms, level, rule)
 
 
-def noise_floor(offsets: pf.Array, confidence: float, rule: str) -> float:
+def noise_floor(offsets: pp.Array, confidence: float, rule: str) -> float:
     """The ``confidence`` order statistic of ``||offsets_i||``: the centre noise's own radius (public)."""
     return order_statistic(np.linalg.norm(offsets, axis=1), confidence, rule)

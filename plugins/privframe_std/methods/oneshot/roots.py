@@ -10,8 +10,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-import privframe as pf
-from privframe.plugin.evaluation import order_statistic_index
+import privframe.plugin as pp
 from privframe_std.distributed.evaluate import evaluate_distributed
 
 __all__ = [
@@ -40,9 +39,9 @@ class OneShotRoots:
     a private method must privatise what it derives from them before release.
     """
 
-    theta_hat: pf.Array
+    theta_hat: pp.Array
     r: float
-    deviations: pf.Array
+    deviations: pp.Array
     n: int
     m: int
     B: int
@@ -52,7 +51,7 @@ class OneShotRoots:
     tau_n: float
 
 
-def fpc_factor(enabled: bool, ctx: pf.RunContext, roots: OneShotRoots) -> float:
+def fpc_factor(enabled: bool, ctx: pp.RunContext[Any], roots: OneShotRoots) -> float:
     """``1 / sqrt(1 - m / n)`` when the finite-population correction applies, else 1.
 
     It applies to without-replacement subsamples of sqrt(k)-rate statistics: a size-m subsample's spread
@@ -66,20 +65,20 @@ def fpc_factor(enabled: bool, ctx: pf.RunContext, roots: OneShotRoots) -> float:
     return 1.0 / math.sqrt(1.0 - m / n)
 
 
-def order_statistic(roots: pf.Array, confidence: float, rule: str = "inverted_cdf") -> float:
+def order_statistic(roots: pp.Array, confidence: float, rule: str = "inverted_cdf") -> float:
     """The radius order statistic: by default ``R_(k)``, ``k = ceil(confidence * B)`` (numpy ``inverted_cdf``).
 
     Any rule that picks a fixed order statistic (its rank depends only on B and the confidence) keeps the
     privacy analysis, which only uses that an order statistic is 1-Lipschitz in the sup norm.
     """
     if rule == "inverted_cdf":
-        k = order_statistic_index(confidence, roots.shape[0])
+        k = pp.order_statistic_index(confidence, roots.shape[0])
         return float(np.partition(roots, k)[k])
     return float(np.quantile(roots, confidence, method=rule))  # type: ignore[call-overload]
 
 
 def _roots(
-    ctx: pf.RunContext, resamples: pf.Resamples, theta_hat: pf.Array, theta_star: pf.Array, rule: str
+    ctx: pp.RunContext[Any], resamples: pp.Resamples, theta_hat: pp.Array, theta_star: pp.Array, rule: str
 ) -> OneShotRoots:
     deviations = theta_star - theta_hat
     roots = np.linalg.norm(deviations, axis=1)
@@ -97,7 +96,7 @@ def _roots(
     )
 
 
-def compute_roots(ctx: pf.RunContext, rng: np.random.Generator, rule: str = "inverted_cdf") -> OneShotRoots:
+def compute_roots(ctx: pp.RunContext[Any], rng: np.random.Generator, rule: str = "inverted_cdf") -> OneShotRoots:
     """Steps 1-3: resample, evaluate theta on every resample, take the order statistic of the roots.
 
     ``r = R_(k)`` with ``k = ceil(confidence * B)`` and ``R_i = ||theta*_i - theta_hat||_2``.
@@ -123,9 +122,9 @@ class SmoothRoots:
 
 
 def compute_smooth_roots(
-    ctx: pf.RunContext,
+    ctx: pp.RunContext[Any],
     rng: np.random.Generator,
-    beta_rule: Callable[[pf.Resamples], tuple[float, float]],
+    beta_rule: Callable[[pp.Resamples], tuple[float, float]],
     rule: str = "inverted_cdf",
 ) -> SmoothRoots:
     """Steps 1-3 plus ``ln SS_beta`` on the full data and on every resample (one pass over the resamples).
@@ -135,12 +134,11 @@ def compute_smooth_roots(
     resamples = ctx.resample(rng)
     beta, rho = beta_rule(resamples)
     theta_hat = ctx.evaluate()
-    log_center_bound = ctx.log_smooth_sensitivity(beta)
-    theta_star, log_smooth = ctx.evaluate_smooth(resamples, theta_hat.shape[0], beta)
+    smooth = ctx.evaluate_smooth(resamples, theta_hat.shape[0], beta)
     return SmoothRoots(
-        roots=_roots(ctx, resamples, theta_hat, theta_star, rule),
+        roots=_roots(ctx, resamples, theta_hat, smooth.values, rule),
         beta=beta,
         rho=rho,
-        log_center_bound=log_center_bound,
-        log_max_resample_bound=float(log_smooth.max()),
+        log_center_bound=smooth.log_full,
+        log_max_resample_bound=float(smooth.log_resamples.max()),
     )

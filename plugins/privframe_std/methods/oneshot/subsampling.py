@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from types import MappingProxyType
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import attrs
 
-import privframe as pf
+import privframe.plugin as pp
 from privframe_std.methods.oneshot.roots import DEFAULT_SIZES, ORDER_STATISTIC_RULES, compute_roots, fpc_factor
 
 __all__ = ["Subsampling"]
@@ -33,22 +32,21 @@ class Subsampling:
     """
 
     name: ClassVar[str] = "subsampling"
-    needs: ClassVar[Mapping[str, Any]] = MappingProxyType({"sampler": pf.Sampler})
-    private: ClassVar[bool] = False
+    needs: ClassVar[pp.MethodNeeds] = pp.MethodNeeds(mechanism=None, private=False)
 
-    fpc: bool = attrs.field(default=True, validator=pf.validators.boolean)
-    order_statistic: str = attrs.field(default="inverted_cdf", validator=pf.validators.choice(*ORDER_STATISTIC_RULES))
+    fpc: bool = attrs.field(default=True, validator=pp.validators.boolean)
+    order_statistic: str = attrs.field(default="inverted_cdf", validator=pp.validators.choice(*ORDER_STATISTIC_RULES))
 
-    def defaults(self, budget: pf.Budget | None, confidence: float) -> Mapping[str, object]:
+    def defaults(self, budget: pp.Budget | None, confidence: float) -> Mapping[str, object]:
         """The one-shot methods' WOR resamples (m = n / ln n, B = 1000)."""
         return {"sampler": "wor", **DEFAULT_SIZES}
 
-    def run(self, ctx: pf.RunContext) -> pf.RegionResult:
+    def run(self, ctx: pp.RunContext[None]) -> pp.IntervalResult | pp.RegionResult:
         """Compute the non-private region (the ledger is empty)."""
         (sample_rng,) = ctx.generators(1)
         roots = compute_roots(ctx, sample_rng, self.order_statistic)
         factor = fpc_factor(self.fpc, ctx, roots)
-        return ctx.region(
+        return ctx.ball(
             roots.theta_hat,
             factor * roots.tau_m * roots.r / roots.tau_n,
             parameters={"m": roots.m, "B": roots.B, "kappa": roots.kappa},

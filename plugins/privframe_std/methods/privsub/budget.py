@@ -23,7 +23,7 @@ from typing import Any
 
 import attrs
 
-import privframe as pf
+import privframe.plugin as pp
 from privframe.errors import BudgetError
 from privframe.privacy import accounting
 from privframe_std.methods.privsub.calibration import (
@@ -52,17 +52,17 @@ class BudgetPlan:
         Public per-call budgets for the result's diagnostics.
     """
 
-    full_budget: pf.Budget
-    sub_budget: pf.Budget
+    full_budget: pp.Budget
+    sub_budget: pp.Budget
     count: int
     calibration: SubsampledCalibration | None
     diagnostics: Mapping[str, Any]
 
     def events(
-        self, full_event: pf.PrivacyEvent, sub_event: pf.PrivacyEvent, *, n: int, m: int
-    ) -> tuple[pf.PrivacyEvent, pf.PrivacyEvent]:
+        self, full_event: pp.PrivacyEvent, sub_event: pp.PrivacyEvent, *, n: int, m: int
+    ) -> tuple[pp.PrivacyEvent, pp.PrivacyEvent]:
         """The events to charge: the full call, and the T subsample calls with their sampling."""
-        sampling = pf.Subsample(n=n, m=m)
+        sampling = pp.Subsample(n=n, m=m)
         cal = self.calibration
         if cal is None:
             sub = attrs.evolve(
@@ -98,8 +98,8 @@ def _join(first: str, second: str) -> str:
     return f"{first}; {second}" if first else second
 
 
-def _eps_budget(epsilon: float, delta: float) -> pf.PureDP | pf.ApproxDP:
-    return pf.PureDP(epsilon) if delta == 0 else pf.ApproxDP(epsilon, delta)
+def _eps_budget(epsilon: float, delta: float) -> pp.PureDP | pp.ApproxDP:
+    return pp.PureDP(epsilon) if delta == 0 else pp.ApproxDP(epsilon, delta)
 
 
 def _gdp_plan(mu_full: float, mu_sub: float, count: int, pure: bool) -> BudgetPlan:
@@ -107,12 +107,12 @@ def _gdp_plan(mu_full: float, mu_sub: float, count: int, pure: bool) -> BudgetPl
     if pure:
         diagnostics["epsilon_full"] = accounting.gdp_pure_epsilon(mu_full)
         diagnostics["epsilon_sub"] = accounting.gdp_pure_epsilon(mu_sub)
-    return BudgetPlan(pf.GDP(mu_full), pf.GDP(mu_sub), count, None, diagnostics)
+    return BudgetPlan(pp.GDP(mu_full), pp.GDP(mu_sub), count, None, diagnostics)
 
 
 def _eps_plan(cal: SubsampledCalibration, pure: bool) -> BudgetPlan:
-    full: pf.Budget = pf.PureDP(cal.epsilon_full) if pure else pf.ApproxDP(cal.epsilon_full, cal.delta_full)
-    sub: pf.Budget = pf.PureDP(cal.epsilon_call) if pure else pf.ApproxDP(cal.epsilon_call, cal.delta_call)
+    full: pp.Budget = pp.PureDP(cal.epsilon_full) if pure else pp.ApproxDP(cal.epsilon_full, cal.delta_full)
+    sub: pp.Budget = pp.PureDP(cal.epsilon_call) if pure else pp.ApproxDP(cal.epsilon_call, cal.delta_call)
     diagnostics = {
         "composition": cal.composition,
         "epsilon_full": cal.epsilon_full,
@@ -130,21 +130,21 @@ def _eps_plan(cal: SubsampledCalibration, pure: bool) -> BudgetPlan:
 
 
 def _declared_plan(
-    declared: pf.Budget, budget: pf.Budget, *, n: int, m: int, count: int, composition: str
+    declared: pp.Budget, budget: pp.Budget, *, n: int, m: int, count: int, composition: str
 ) -> BudgetPlan:
-    if isinstance(budget, pf.GDP) or isinstance(declared, pf.GDP):
-        if isinstance(declared, pf.ApproxDP) and declared.delta > 0:
+    if isinstance(budget, pp.GDP) or isinstance(declared, pp.GDP):
+        if isinstance(declared, pp.ApproxDP) and declared.delta > 0:
             raise BudgetError(
                 "an (epsilon, delta) per-call guarantee cannot be composed into a GDP budget", path="budget"
             )
-        if not isinstance(budget, pf.GDP) and not (isinstance(budget, pf.ApproxDP) and budget.delta > 0):
+        if not isinstance(budget, pp.GDP) and not (isinstance(budget, pp.ApproxDP) and budget.delta > 0):
             raise BudgetError(
                 "GDP per-call guarantees cannot give pure epsilon-DP; give a budget with delta > 0", path="budget"
             )
         return BudgetPlan(declared, declared, count, None, {"composition": "gdp"})
     eps = declared.epsilon
-    delta = declared.delta if isinstance(declared, pf.ApproxDP) else 0.0
-    limit_delta = budget.delta if isinstance(budget, pf.ApproxDP) else 0.0
+    delta = declared.delta if isinstance(declared, pp.ApproxDP) else 0.0
+    limit_delta = budget.delta if isinstance(budget, pp.ApproxDP) else 0.0
     if limit_delta < delta:
         raise BudgetError("the estimator's declared per-call delta exceeds the budget's delta", path="budget")
     cal = compose_subsampled(
@@ -158,8 +158,8 @@ _calibrate = functools.lru_cache(maxsize=256)(calibrate_subsampled)
 
 
 def plan_budgets(
-    budget: pf.Budget,
-    estimator: pf.PrivateEstimator,
+    budget: pp.Budget,
+    estimator: pp.PrivateEstimator,
     *,
     n: int,
     m: int,
@@ -172,14 +172,14 @@ def plan_budgets(
     declared = estimator.declared_budget
     if declared is not None:
         return _declared_plan(declared, budget, n=n, m=m, count=count, composition=composition)
-    if isinstance(budget, pf.GDP):
+    if isinstance(budget, pp.GDP):
         mu = budget.mu
         return _gdp_plan(math.sqrt(share) * mu, mu * math.sqrt((1 - share) / count), count, estimator.pure)
-    if not estimator.pure and (isinstance(budget, pf.PureDP) or budget.delta == 0):
+    if not estimator.pure and (isinstance(budget, pp.PureDP) or budget.delta == 0):
         raise BudgetError(
             f"estimator '{estimator.name}' cannot give pure epsilon-DP; use a pure mechanism", path="budget"
         )
-    delta = budget.delta if isinstance(budget, pf.ApproxDP) else 0.0
+    delta = budget.delta if isinstance(budget, pp.ApproxDP) else 0.0
     cal = _calibrate(
         budget.epsilon,
         delta,

@@ -8,7 +8,7 @@ import attrs
 import numpy as np
 import numpy.typing as npt
 
-import privframe as pf
+import privframe.plugin as pp
 from privframe.errors import ConfigError
 
 __all__ = ["INTERVAL_KINDS", "QUANTILE_METHODS", "SubsampleECDF"]
@@ -20,7 +20,7 @@ INTERVAL_KINDS = ("basic", "percentile")
 """How an interval is read from the ECDF (``PrivSub``'s ``interval`` option)."""
 
 
-def _sorted_readonly(values: npt.ArrayLike) -> pf.Array:
+def _sorted_readonly(values: npt.ArrayLike) -> pp.Array:
     arr = np.sort(np.array(values, dtype=np.float64).reshape(-1))
     arr.flags.writeable = False
     return arr
@@ -45,7 +45,7 @@ class SubsampleECDF:
         The interval :meth:`interval` reads by default: the one the method released (default ``"basic"``).
     """
 
-    values: pf.Array = attrs.field(converter=_sorted_readonly)
+    values: pp.Array = attrs.field(converter=_sorted_readonly)
     center: float
     quantile_method: str = "weibull"
     kind: str = "basic"

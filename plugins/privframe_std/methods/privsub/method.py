@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping
-from types import MappingProxyType
 from typing import Any, ClassVar
 
 import attrs
 import numpy as np
 
-import privframe as pf
+import privframe.plugin as pp
 from privframe.errors import ConfigError
 from privframe_std.distributed.evaluate import evaluate_full_distributed, gather_rows
 from privframe_std.methods.privsub.budget import BudgetPlan, plan_budgets
@@ -20,9 +19,9 @@ __all__ = ["PrivSub"]
 
 
 def _estimator_or_none(_: Any, attribute: Any, value: Any) -> None:
-    if value is not None and not isinstance(value, pf.PrivateEstimator):
+    if value is not None and not isinstance(value, pp.PrivateEstimator):
         raise ConfigError(
-            "expected a private estimator (pf.CallableEstimator, pf.MechanismEstimator)", path=attribute.name
+            "expected a private estimator (pp.CallableEstimator, pp.MechanismEstimator)", path=attribute.name
         )
 
 
@@ -62,60 +61,57 @@ class PrivSub:
     """
 
     name: ClassVar[str] = "privsub"
-    needs: ClassVar[Mapping[str, Any]] = MappingProxyType(
-        {"sampler": pf.Sampler, "mechanism": (pf.Mechanism, pf.SelectionMechanism), "accountant": pf.Accountant}
-    )
-    private: ClassVar[bool] = True
-    distributed: ClassVar[bool] = True
 
-    T: int | None = attrs.field(default=None, validator=pf.validators.optional(pf.validators.integer_at_least(2)))
-    share: float = attrs.field(default=0.5, validator=pf.validators.probability)
-    slack_share: float = attrs.field(default=0.5, validator=pf.validators.probability)
-    interval: str = attrs.field(default="basic", validator=pf.validators.choice(*INTERVAL_KINDS))
+    T: int | None = attrs.field(default=None, validator=pp.validators.optional(pp.validators.integer_at_least(2)))
+    share: float = attrs.field(default=0.5, validator=pp.validators.probability)
+    slack_share: float = attrs.field(default=0.5, validator=pp.validators.probability)
+    interval: str = attrs.field(default="basic", validator=pp.validators.choice(*INTERVAL_KINDS))
     composition: str = attrs.field(
-        default="best", validator=pf.validators.choice("best", "optimal", "advanced", "basic")
+        default="best", validator=pp.validators.choice("best", "optimal", "advanced", "basic")
     )
-    quantile_method: str = attrs.field(default="weibull", validator=pf.validators.choice(*QUANTILE_METHODS))
+    quantile_method: str = attrs.field(default="weibull", validator=pp.validators.choice(*QUANTILE_METHODS))
     estimator: Any = attrs.field(default=None, validator=_estimator_or_none)
 
-    def defaults(self, budget: pf.Budget | None, confidence: float) -> Mapping[str, object]:
+    @property
+    def needs(self) -> pp.MethodNeeds:
+        """A sampler and an additive or selection mechanism (none with ``estimator=``, which privatises the
+        statistic itself); the private estimator converts the per-call budget to the mechanism's kind itself.
+        Accepts a Dask array with a decomposable statistic and an additive mechanism."""
+        mechanism = None if self.estimator is not None else (pp.Mechanism, pp.SelectionMechanism)
+        return pp.MethodNeeds(mechanism=mechanism, mechanism_budget="own", distributed=True)
+
+    def defaults(self, budget: pp.Budget | None, confidence: float) -> Mapping[str, object]:
         """WOR subsamples (m = n^(2/3), T = 60), the statistic's default mechanism (none with ``estimator=``),
         and the accountant of the guarantee's unit (``gdp`` for GDP, else ``approx-dp``)."""
         declared = None if self.estimator is None else self.estimator.declared_budget
-        gdp = isinstance(budget, pf.GDP) or isinstance(declared, pf.GDP)
+        gdp = isinstance(budget, pp.GDP) or isinstance(declared, pp.GDP)
         defaults: dict[str, object] = {
             "sampler": "wor",
             "accountant": "gdp" if gdp else "approx-dp",
             "m": "n^(2/3)",
             "B": 60 if self.T is None else self.T,
         }
-        if self.estimator is not None:
-            defaults["mechanism"] = None  # the estimator privatises the statistic itself
         return defaults
 
-    def _estimator(self, ctx: pf.RunContext) -> pf.PrivateEstimator:
+    def _estimator(self, ctx: pp.RunContext[pp.Mechanism | pp.SelectionMechanism]) -> pp.PrivateEstimator:
         if self.estimator is not None:
-            if ctx.mechanism is not None:
-                raise ConfigError("give either estimator= or mechanism=, not both", path="estimator")
-            estimator: pf.PrivateEstimator = self.estimator
+            estimator: pp.PrivateEstimator = self.estimator
             return estimator
-        mechanism = ctx.mechanism
-        assert isinstance(mechanism, (pf.Mechanism, pf.SelectionMechanism))  # checked by the pipeline
-        return pf.MechanismEstimator(ctx.statistic, mechanism, ctx.bounds)
+        return pp.MechanismEstimator(ctx.statistic, ctx.mechanism, ctx.bounds)
 
     @staticmethod
     def _release_distributed(
-        ctx: pf.RunContext,
-        estimator: pf.PrivateEstimator,
-        resamples: pf.Resamples,
+        ctx: pp.RunContext[Any],
+        estimator: pp.PrivateEstimator,
+        resamples: pp.Resamples,
         plan: BudgetPlan,
         full_rng: np.random.Generator,
         sub_rng: np.random.Generator,
-    ) -> tuple[float, pf.Array]:
+    ) -> tuple[float, pp.Array]:
         """On a Dask array: the full-data statistic from partial sums on the workers, and the T subsamples
         gathered (T m rows at most, never the data). Both are read, and every record checked, before either
         release."""
-        if not isinstance(estimator, pf.MechanismEstimator) or isinstance(estimator.mechanism, pf.SelectionMechanism):
+        if not isinstance(estimator, pp.MechanismEstimator) or isinstance(estimator.mechanism, pp.SelectionMechanism):
             raise ConfigError(
                 "privsub on distributed data needs a statistic with an additive mechanism (its full-data value "
                 "is computed from partial sums on the workers); a selection mechanism or estimator= needs the "
@@ -128,7 +124,7 @@ class PrivSub:
         theta_sub, _ = estimator.release_batch(records, index, plan.sub_budget, sub_rng)
         return theta_n, theta_sub
 
-    def run(self, ctx: pf.RunContext) -> pf.IntervalResult:
+    def run(self, ctx: pp.RunContext[pp.Mechanism | pp.SelectionMechanism]) -> pp.IntervalResult:
         """Compute the interval, its ECDF and its ledger."""
         estimator = self._estimator(ctx)
         sample_rng, full_rng, sub_rng = ctx.generators(3)

@@ -1,0 +1,262 @@
+"""``method="auto"``: checked when the pipeline is built, chosen when n is known, from public information only.
+
+The method map (:mod:`privframe.pipeline.methodmap`) is data; this module applies it to a pipeline: what can
+be checked before n is known (:func:`check`), and the choice itself (:func:`select`), which makes the chosen
+method's pipeline through the one construction path (:func:`privframe.pipeline.build.assemble`) with its reason
+in ``chosen_by``. Only the statistic, n, the budget, the bounds' kind and the confidence are read, never the
+data values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, Protocol
+
+from privframe.bounds import Bounds, L2Ball
+from privframe.errors import BudgetError, ConfigError, join_path
+from privframe.pipeline import methodmap
+from privframe.pipeline.parts import Part
+from privframe.pipeline.resolve import PART_KINDS
+from privframe.plugin.registry import PluginRegistry, registry
+from privframe.plugin.traits import traits_of
+from privframe.privacy.budgets import Budget
+from privframe.resampling.blocks import RunOptions
+
+__all__ = ["Assemble", "Recipe", "check", "select"]
+
+
+class Recipe(Protocol):
+    """What choosing needs of a pipeline (:class:`privframe.Pipeline` is one)."""
+
+    @property
+    def method(self) -> Part: ...
+
+    @property
+    def statistic(self) -> Part: ...
+
+    @property
+    def budget(self) -> Budget | None: ...
+
+    @property
+    def bounds(self) -> Bounds | L2Ball | None: ...
+
+    @property
+    def confidence(self) -> float: ...
+
+    @property
+    def options(self) -> RunOptions: ...
+
+    @property
+    def columns(self) -> tuple[str, ...] | None: ...
+
+    @property
+    def registry(self) -> PluginRegistry: ...
+
+    @property
+    def prefix(self) -> str: ...
+
+    def check(self, n: int) -> None: ...
+
+    def chosen(self, why: Mapping[str, Any]) -> Any: ...
+
+
+Assemble = Callable[..., Any]
+"""The one construction path of pipelines (:func:`privframe.pipeline.build.assemble`), passed in so that this
+module does not import the module that imports it."""
+
+_BOUNDS_KINDS = {"interval": "scalar bounds (low, high)", "ball": "an L2Ball bound", "none": "no bounds"}
+
+
+def _path(prefix: str, key: str) -> str:
+    return join_path(prefix, key) or key
+
+
+def _map(method: Part, prefix: str) -> methodmap.MethodMap:
+    """The map an auto pipeline chooses from: its ``map`` option (a file or a MethodMap), else the shipped one."""
+    chosen = method.options.get("map")
+    try:
+        if chosen is None:
+            return methodmap.MethodMap.shipped()
+        if isinstance(chosen, methodmap.MethodMap):
+            return chosen
+        if isinstance(chosen, (str, Path)):
+            return methodmap.MethodMap.read(chosen)
+        raise ConfigError("expected the path of a method-map file", path="map")
+    except ConfigError as exc:
+        raise exc.with_prefix(_path(prefix, "method")) from exc
+
+
+def _entry_specs(entry: methodmap.MapEntry, statistic: Part) -> dict[str, Part | None]:
+    """The map entry's method (with the options and parts the map's experiment gave it) for ``statistic``."""
+    parts: dict[str, Part | None] = {
+        kind: Part.coerce(entry.parts[kind], kind) if kind in entry.parts else None for kind in PART_KINDS
+    }
+    method = Part(entry.name, {k: v for k, v in entry.method.items() if k != "name"})
+    return {"method": method, "statistic": statistic, **parts}
+
+
+def _concrete(pipe: Recipe, entry: methodmap.MapEntry, assemble: Assemble) -> Any:
+    """``pipe`` with the map entry's method, resolved."""
+    return assemble(
+        _entry_specs(entry, pipe.statistic),
+        {},
+        budget=pipe.budget,
+        bounds=pipe.bounds,
+        confidence=pipe.confidence,
+        options=pipe.options,
+        columns=pipe.columns,
+        reg=pipe.registry,
+        prefix=pipe.prefix,
+    )
+
+
+def _accepted(
+    statistic: Part, budget: Budget | None, bounds: Bounds | L2Ball | None, reg: PluginRegistry, assemble: Assemble
+) -> list[str]:
+    """Registered private methods whose pipeline builds for this statistic, budget and bounds (any n)."""
+    names = []
+    for name in reg.names("method"):
+        try:
+            assemble(
+                {"method": Part(name), "statistic": statistic},
+                {},
+                budget=budget,
+                bounds=bounds,
+                confidence=0.9,
+                options=RunOptions(),
+                columns=None,
+                reg=reg,
+                prefix="",
+            )
+        except (BudgetError, ConfigError):
+            continue
+        names.append(name)
+    return names
+
+
+def _name_a_method(
+    statistic: Part, budget: Budget | None, bounds: Bounds | L2Ball | None, reg: PluginRegistry, assemble: Assemble
+) -> str:
+    accepted = _accepted(statistic, budget, bounds, reg, assemble)
+    if not accepted:
+        return f"no registered method accepts statistic '{statistic.name}' at {budget}"
+    return f"name one of the methods that accept '{statistic.name}' at {budget}: {', '.join(accepted)}"
+
+
+def check(
+    method: Part,
+    statistic: Part,
+    specs: Mapping[str, Part | None],
+    extra: Mapping[str, Any],
+    *,
+    budget: Budget | None,
+    bounds: Bounds | L2Ball | None,
+    confidence: float,
+    reg: PluginRegistry | None,
+    prefix: str,
+    assemble: Assemble,
+) -> None:
+    """What an auto pipeline can check before n is known: its settings, and that some mapped method fits."""
+    chosen_registry = reg or registry
+    if extra:
+        raise ConfigError(
+            "method 'auto' runs the chosen method with its own defaults; name a method to set part options",
+            path=next(iter(extra)),
+        )
+    if budget is None:
+        raise BudgetError(
+            "method 'auto' chooses among private methods and needs a budget", path=_path(prefix, "budget")
+        )
+    for kind in PART_KINDS:
+        if specs.get(kind) is not None:
+            raise ConfigError(
+                "method 'auto' runs the chosen method with its default parts; name a method to choose its parts",
+                path=_path(prefix, kind),
+            )
+    for key in method.options:
+        if key != "map":
+            raise ConfigError(
+                "method 'auto' takes one option, map (a method-map file)", path=_path(prefix, f"method.{key}")
+            )
+    method_map = _map(method, prefix)
+    path = _path(prefix, "statistic")
+    part = chosen_registry.get("statistic", statistic.name, path=path).create(dict(statistic.options), path)
+    if bounds is None and traits_of(part).requires_bounds:
+        raise ConfigError(f"statistic '{statistic.name}' needs public bounds", path=_path(prefix, "bounds"))
+    bounds_kind = methodmap.bounds_kind(bounds)
+    measured = method_map.methods_for(statistic.name, bounds_kind)
+    if not measured:
+        if method_map.variants(statistic.name):
+            what = f"statistic '{statistic.name}' with {_BOUNDS_KINDS[bounds_kind]}"
+        else:
+            what = f"statistic '{statistic.name}' (it has {', '.join(method_map.statistic_names())})"
+        hint = _name_a_method(statistic, budget, bounds, chosen_registry, assemble)
+        raise ConfigError(f"the method map has no measurements for {what}; {hint}", path=_path(prefix, "method"))
+    for entry in measured:
+        try:
+            assemble(
+                _entry_specs(entry, statistic),
+                {},
+                budget=budget,
+                bounds=bounds,
+                confidence=confidence,
+                options=RunOptions(),
+                columns=None,
+                reg=reg,
+                prefix=prefix,
+            )
+        except (BudgetError, ConfigError):
+            continue
+        return
+    raise ConfigError(
+        f"no method the method map measured for '{statistic.name}' accepts {budget}; "
+        f"{_name_a_method(statistic, budget, bounds, chosen_registry, assemble)}",
+        path=_path(prefix, "method"),
+    )
+
+
+def select(pipe: Recipe, n: int, assemble: Assemble) -> Any:
+    """The best-ranked candidate of the nearest map cell that accepts the budget (public inputs only)."""
+    method_map = _map(pipe.method, pipe.prefix)
+    budget = pipe.budget
+    assert budget is not None  # checked when built
+    located = method_map.locate(
+        pipe.statistic.name, pipe.statistic.options, n, budget, methodmap.bounds_kind(pipe.bounds)
+    )
+    if located is None:
+        raise ConfigError(
+            f"the method map has no measurements for statistic '{pipe.statistic.name}'; "
+            f"{_name_a_method(pipe.statistic, budget, pipe.bounds, pipe.registry, assemble)}",
+            path=_path(pipe.prefix, "method"),
+        )
+    cell = located.cell
+    passed_over: list[tuple[methodmap.MapEntry, str]] = []
+    for entry in cell.candidates():
+        try:
+            candidate = _concrete(pipe, entry, assemble)
+            candidate.check(n)
+        except (BudgetError, ConfigError) as exc:
+            passed_over.append((entry, f"refused this budget: {exc.message}"))
+            continue
+        why = methodmap.diagnostics(
+            located,
+            method_map=method_map,
+            n=n,
+            budget=budget,
+            confidence=pipe.confidence,
+            chosen=entry,
+            passed_over=passed_over,
+        )
+        return candidate.chosen(why)
+    skipped = {entry.label: reason for entry, reason in passed_over}
+    measured = "; ".join(
+        f"{entry.name}: {skipped.get(entry.label) or methodmap.excluded_reason(entry, cell.nominal)}"
+        for entry in cell.entries
+    )
+    raise ConfigError(
+        f"no method of the method map's nearest cell ({cell.statistic}, n = {cell.n}, {cell.budget}) covers "
+        f"within 2 SE of nominal and accepts {budget} ({measured}); "
+        f"{_name_a_method(pipe.statistic, budget, pipe.bounds, pipe.registry, assemble)}",
+        path=_path(pipe.prefix, "method"),
+    )
