@@ -1,7 +1,7 @@
 """A one-line progress bar on standard error, drawn only when it is a terminal (silent when piped).
 
 The experiment harness counts cells with it; a single call whose resamples are expected to take more than a
-few seconds counts its blocks of resamples (:class:`privframe.resampling.RunOptions`, ``progress``).
+few seconds counts its blocks of resamples (:class:`privframe.resampling.blocks.RunOptions`, ``progress``).
 """
 
 from __future__ import annotations

@@ -11,12 +11,10 @@ from typing import Any
 
 import numpy as np
 
-from privframe import audit
 from privframe._typing import Array
 from privframe.data.arrays import load_data
 from privframe.data.files import connect, is_distributed_path, load_distributed
 from privframe.errors import PrivframeError
-from privframe.experiments import cli as experiment_cli
 from privframe.pipeline.build import Pipeline
 from privframe.plugin.protocols import SelectionMechanism
 from privframe.plugin.registry import registry
@@ -48,6 +46,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("plugins", help="list registered plugins (name, kind, providing distribution)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.add_argument(
+        "--explain",
+        metavar="STATISTIC",
+        help="which methods accept this registered statistic, and why the others refuse it",
+    )
 
     p = sub.add_parser("budget", help="convert a privacy budget between units")
     p.add_argument("--mu", type=float, help="GDP parameter mu")
@@ -106,6 +109,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--samples", type=int, default=100_000, help="releases per dataset (default 100000)")
     p.add_argument("--seed", type=int, help="seed for a reproducible audit")
     p.add_argument("--json", action="store_true", help="print JSON")
+
+    from privframe.experiments import cli as experiment_cli  # the harness is a client: loaded only for the CLI
 
     experiment_cli.add_parser(sub)
 
@@ -184,7 +189,46 @@ def _print_result(result: IntervalResult | RegionResult) -> None:
         print(f"    {event.label}: {event.mechanism}, {event.budget}{count}{scale}")
 
 
+def _cmd_explain(name: str, as_json: bool) -> int:
+    from privframe.plugin.contracts import explain_statistic
+    from privframe.plugin.traits import traits_of
+
+    entry = registry.get("statistic", name, path="explain")
+    try:
+        statistic: Any = entry.create({}, "explain")
+    except PrivframeError:  # a statistic with a required option (ks: reference): its class declares the same
+        statistic = entry.factory
+    traits = traits_of(statistic)
+    verdicts = explain_statistic(statistic, registry)
+    if as_json:
+        rows = [{"method": v.method, "accepts": v.accepts, "private": v.private, "reason": v.reason} for v in verdicts]
+        print(json.dumps({"statistic": name, "traits": _traits_table(traits), "methods": rows}, indent=2))
+        return 0
+    print(f"statistic '{name}': {', '.join(f'{k} = {v}' for k, v in _traits_table(traits).items())}")
+    for verdict in verdicts:
+        kind = "" if verdict.private else " (non-private reference)"
+        if verdict.accepts:
+            print(f"  {verdict.method}{kind}: accepts it")
+        else:
+            print(f"  {verdict.method}{kind}: refuses it: {verdict.reason}")
+    print("(from the statistic's declarations; a method may still refuse a budget, bounds or a data shape)")
+    return 0
+
+
+def _traits_table(traits: Any) -> dict[str, object]:
+    mechanisms = {kind.__name__: name for kind, name in traits.default_mechanisms.items()}
+    return {
+        "requires_bounds": traits.requires_bounds,
+        "centred": traits.centred,
+        "bootstrap_consistent": traits.bootstrap_consistent,
+        "quantile": traits.quantile,
+        "default_mechanisms": mechanisms or None,
+    }
+
+
 def _cmd_plugins(args: argparse.Namespace) -> int:
+    if args.explain is not None:
+        return _cmd_explain(args.explain, args.json)
     entries = registry.entries()
     rows = [
         {
@@ -348,6 +392,8 @@ def _cmd_audit(args: argparse.Namespace) -> int:
         statistic = registry.create(
             "statistic", args.statistic, _audit_options(args.statistic_option), path="statistic"
         )
+    from privframe import audit  # the auditor is a client of the core, loaded for this command only
+
     result = audit.audit_registered_mechanism(
         mechanism,
         budget,
@@ -399,6 +445,13 @@ AUDIT_INCONCLUSIVE = 3
 """Exit status of ``privframe audit`` when the sample size cannot refute the claim (0 passed, 1 failed)."""
 
 
+def _cmd_experiment(args: argparse.Namespace) -> int:
+    from privframe.experiments import cli as experiment_cli
+
+    status: int = experiment_cli.command(args)
+    return status
+
+
 def _audit_options(pairs: list[str]) -> dict[str, object]:
     """``KEY=VALUE`` pairs as options: VALUE parsed as JSON (numbers, booleans, null), else kept as text."""
     options: dict[str, object] = {}
@@ -418,7 +471,7 @@ _COMMANDS = {
     "budget": _cmd_budget,
     "run": _cmd_run,
     "audit": _cmd_audit,
-    "experiment": experiment_cli.command,
+    "experiment": _cmd_experiment,
     "demo": _cmd_demo,
 }
 

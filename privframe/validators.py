@@ -7,12 +7,12 @@ Each validator has the attrs signature ``validator(instance, attribute, value)``
 Examples
 --------
 >>> import attrs
->>> import privframe as pf
+>>> import privframe.plugin as pp
 >>> @attrs.frozen
 ... class Options:
-...     share: float = attrs.field(default=0.5, validator=pf.validators.probability)
-...     grid_size: int = attrs.field(default=300, validator=pf.validators.integer_at_least(10))
-...     ci: str = attrs.field(default="basic", validator=pf.validators.choice("basic", "percentile"))
+...     share: float = attrs.field(default=0.5, validator=pp.validators.probability)
+...     grid_size: int = attrs.field(default=300, validator=pp.validators.integer_at_least(10))
+...     ci: str = attrs.field(default="basic", validator=pp.validators.choice("basic", "percentile"))
 >>> Options(share=1.5)
 Traceback (most recent call last):
 ...
@@ -73,7 +73,8 @@ def boolean(_: Any, attribute: Any, value: Any) -> None:
 
 
 def size(_: Any, attribute: Any, value: Any) -> None:
-    """A resample size: an int >= 2, a rule in n (``"n/log(n)"``) or a function of n (:mod:`privframe.sizes`)."""
+    """A resample size: an int >= 2, a rule in n (``"n/log(n)"``) or a function of n
+    (:mod:`privframe.resampling.sizes`)."""
     check_size_rule(attribute.name, value)
 
 

@@ -360,3 +360,165 @@ def test_weighted_selection_with_unit_weights_has_the_law_of_the_exponential_mec
     probs = np.exp(log_w[0] - log_w[0].max())
     probs /= probs.sum()
     assert stats.chisquare(observed, probs * observed.sum()).pvalue > 0.001
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The house (issue 26): a layout that shows the layers, a small public surface, contracts checked at build
+
+
+def test_the_top_folder_holds_a_dozen_modules_and_the_analyst_surface_is_small() -> None:
+    modules = sorted(path.name for path in (ROOT / "privframe").glob("*.py"))
+    assert len(modules) <= 12, modules
+    assert len(pf.__all__) <= 40
+    assert {"confidence_interval", "Pipeline", "Session", "GDP", "Bounds", "IntervalResult"} <= set(pf.__all__)
+    # authors import one module: every author name the protocols and docs use lives in privframe.plugin
+    assert {"Statistic", "Mechanism", "RunContext", "MethodNeeds", "StatisticTraits", "hookimpl"} <= set(pp.__all__)
+
+
+def _module_level_imports(path: Path) -> set[str]:
+    """Modules imported at module level (function-level imports are the lazy ones and are allowed)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+    return found
+
+
+def test_no_module_of_the_core_imports_the_harness_or_the_auditor() -> None:
+    clients = ("privframe.experiments", "privframe.audit")
+    for path in (ROOT / "privframe").rglob("*.py"):
+        relative = path.relative_to(ROOT / "privframe").as_posix()
+        if relative.startswith(("experiments/", "audit/")) or relative == "__init__.py":
+            continue  # the clients themselves, and the package's lazy attributes
+        imported = _module_level_imports(path)
+        assert not any(name.startswith(clients) for name in imported), relative
+
+
+def test_names_pf_had_before_still_resolve_with_a_deprecation_warning() -> None:
+    with pytest.warns(DeprecationWarning, match=r"pf\.RunContext moved to privframe\.plugin\.RunContext"):
+        moved = pf.RunContext  # type: ignore[attr-defined]
+    assert moved is pp.RunContext
+    with pytest.warns(DeprecationWarning, match=r"pf\.accounting moved"):
+        assert pf.accounting is pp.accounting  # type: ignore[attr-defined]
+    with pytest.raises(AttributeError):
+        pf.no_such_name  # type: ignore[attr-defined]  # noqa: B018
+
+
+@attrs.frozen
+class EpsDeltaOnly:
+    """A mechanism that takes (eps, delta) budgets only (an analytic Gaussian calibrated in epsilon)."""
+
+    name: ClassVar[str] = "eps-delta-only"
+    accepts: ClassVar[Mapping[pp.BudgetKind, pp.BudgetKind]] = {pf.ApproxDP: pf.ApproxDP}
+
+    def plan(self, sensitivity: float, budget: pf.Budget, *, label: str, dimension: int = 1) -> pf.PrivacyEvent:
+        if not isinstance(budget, pf.ApproxDP):
+            raise pf.BudgetError("takes (epsilon, delta) budgets only", path="budget")
+        return pf.PrivacyEvent(label, self.name, budget, sensitivity=sensitivity, noise_scale=sensitivity)
+
+    def apply(self, value: pp.Array, event: pf.PrivacyEvent, rng: np.random.Generator) -> pp.Array:
+        noisy: pp.Array = value + (event.noise_scale or 0.0) * rng.standard_normal(np.shape(value))
+        return noisy
+
+
+class _Untouchable:
+    """Data that raise if anything reads them: a refusal before the data are read never touches it."""
+
+    shape = (2_000_000,)
+
+    def __array__(self, *args: Any, **kwargs: Any) -> np.ndarray:
+        raise AssertionError("the data were read")
+
+
+@pytest.fixture
+def eps_delta_only() -> Iterator[None]:
+    class Plugin:
+        @pp.hookimpl
+        def privframe_register_mechanisms(self, registry: pp.MechanismRegistry) -> None:
+            registry.add(EpsDeltaOnly, asserts_privacy=True)
+
+    name = pf.registry.register(Plugin(), name="test-eps-delta-only")
+    yield
+    pf.registry.unregister(name)
+
+
+@pytest.mark.usefixtures("eps_delta_only")
+def test_a_mechanism_the_accountant_would_hand_gdp_is_refused_before_any_data() -> None:
+    # cr-gs under an (eps, delta) budget defaults to the gdp accountant, whose per-call shares are GDP budgets
+    expected = (
+        r"^mechanism: mechanism 'eps-delta-only' accepts \(epsilon, delta\) budgets, but method 'cr-gs' hands it "
+        r"GDP budgets through accountant 'gdp' under \(1, 1e-06\)-DP; use a mechanism that accepts them "
+        r"\(gaussian\), or an accountant that hands it an accepted kind \(approx-dp\)"
+    )
+    kwargs: dict[str, Any] = {"method": "cr-gs", "budget": pf.ApproxDP(1.0, 1e-6), "bounds": (0, 1)}
+    with pytest.raises(pf.ConfigError, match=expected):
+        pf.Pipeline.build("mean", mechanism="eps-delta-only", **kwargs)
+    with pytest.raises(pf.ConfigError, match=expected):
+        pf.confidence_interval(_Untouchable(), "mean", mechanism="eps-delta-only", **kwargs)  # type: ignore[arg-type]
+    # the accountant that hands it what it accepts makes the pipeline build
+    pf.Pipeline.build("mean", mechanism="eps-delta-only", accountant="approx-dp", **kwargs)
+
+
+def test_an_accountant_that_cannot_split_the_budget_is_refused_at_build() -> None:
+    with pytest.raises(pf.ConfigError, match=r"^accountant: accountant 'gdp' cannot split a pure epsilon budget"):
+        pf.Pipeline.build("mean", method="cr-gs", budget=pf.PureDP(1.0), bounds=(0, 1), accountant="gdp")
+
+
+def test_a_statistic_a_method_cannot_use_is_refused_at_build_with_the_methods_that_can() -> None:
+    with pytest.raises(
+        pf.ConfigError, match=r"^statistic: method 'cr-ss' needs a statistic with a smooth .* accept it: "
+    ):
+        pf.Pipeline.build(
+            "logistic-slope", method="cr-ss", budget=pf.GDP(1.0, delta=1e-6), feature_bounds=[[-1.0, 1.0]]
+        )
+    from privframe.plugin.contracts import explain_statistic
+
+    ks = pf.registry.get("statistic", "ks").factory
+    verdicts = {v.method: v for v in explain_statistic(ks, pf.registry)}  # type: ignore[arg-type]
+    assert verdicts["dette-graw"].accepts
+    assert verdicts["privsub"].accepts
+    assert not verdicts["cr-gs"].accepts
+    assert "centred" in verdicts["cr-gs"].reason
+    assert not verdicts["privboot"].accepts
+    assert "bootstrap" in verdicts["privboot"].reason
+
+
+def test_registration_hooks_run_through_pluggy_hook_callers() -> None:
+    """pluggy's hook-call monitoring sees every registration call, one per plugin and hook."""
+    seen: list[tuple[str, tuple[str, ...]]] = []
+    reg = PluginRegistry()
+    pm = reg._manager()
+    undo = pm.add_hookcall_monitoring(
+        lambda hook_name, impls, kwargs: seen.append((hook_name, tuple(pm.get_name(i.plugin) or "" for i in impls))),
+        lambda outcome, hook_name, impls, kwargs: None,
+    )
+    try:
+        assert "mean" in reg.names("statistic")
+    finally:
+        undo()
+    assert ("privframe_register_statistics", ("std-statistics",)) in seen
+    assert all(len(plugins) == 1 for _, plugins in seen)  # attributed one plugin at a time
+
+
+def test_the_front_door_parameters_are_defined_once() -> None:
+    import inspect
+
+    from privframe.pipeline.request import request
+
+    shared = list(inspect.signature(request).parameters)
+    assert list(inspect.signature(pf.confidence_interval).parameters) == ["x", *shared]
+    assert list(inspect.signature(pf.confidence_region).parameters) == ["x", *shared]
+    assert list(inspect.signature(pf.Session.confidence_interval).parameters) == ["self", "x", *shared]
+    assert list(inspect.signature(pf.Pipeline.build).parameters) == shared
+    assert "budget : GDP, ApproxDP, PureDP or None" in (pf.confidence_interval.__doc__ or "")
+    with pytest.raises(pf.ConfigError, match=r"^rng: a pipeline is a recipe"):
+        pf.Pipeline.build("mean", method="cr-gs", budget=pf.GDP(1.0), bounds=(0, 1), rng=1)
+
+
+def test_the_run_context_is_lean() -> None:
+    public = [name for name in dir(pp.RunContext) if not name.startswith("_")]
+    assert len(public) <= 28, public

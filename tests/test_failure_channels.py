@@ -171,8 +171,8 @@ def test_a_mechanism_plugin_that_raises_is_reported_without_its_message() -> Non
             raise ValueError(f"bad value {float(value[0])!r}")
 
     spender = PrivacySpender(pf.registry.create("accountant", "gdp", {}), None)
+    event = Leaky().plan(1.0, pf.GDP(1.0), label="x")
     with pytest.raises(pf.PluginError) as info:
-        event = Leaky().plan(1.0, pf.GDP(1.0), label="x")
         spender.release(Leaky(), np.array([0.123456]), event, rng=np.random.default_rng(0))
     assert "0.123" not in str(info.value)
     assert "ValueError" in str(info.value)

@@ -36,7 +36,7 @@ SENTINEL_TEXT = "123456"
 
 class CountingGenerator(np.random.Generator):
     """A numpy Generator that counts noise draws: calls of the float distributions, and exact lattice releases
-    (``pf.noise.release`` and ``release_rows``, which draw integers; counted by the fixture below)."""
+    (``pp.noise.release`` and ``release_rows``, which draw integers; counted by the fixture below)."""
 
     def __init__(self, bit_generator: np.random.BitGenerator) -> None:
         super().__init__(bit_generator)

@@ -73,7 +73,7 @@ def runs(monkeypatch: pytest.MonkeyPatch) -> Counter:
 
 @pytest.fixture
 def releases(monkeypatch: pytest.MonkeyPatch) -> Counter:
-    """Counts ``pf.noise.release``: every exact noisy release of the standard mechanisms."""
+    """Counts ``pp.noise.release``: every exact noisy release of the standard mechanisms."""
     counter = Counter()
     monkeypatch.setattr(pp.noise, "release", counter.wrap(pp.noise.release))
     return counter

@@ -667,7 +667,7 @@ def smooth_release(
     release is the vector ``(passed, ln(bound used), value)`` (the test outcome and the bound are public
     too; a failed test, ``PTRFailed``, releases ``(0, 0, 0)``). ``proposal`` is the public proposal b_0 a
     classic propose-test-release needs. The release is batched, ``release(data, rng, batch=k)``, through
-    ``release_smooth_batch`` when the mechanism has it (:class:`~privframe.protocols.BatchSmoothMechanism`),
+    ``release_smooth_batch`` when the mechanism has it (:class:`~privframe.plugin.BatchSmoothMechanism`),
     else one ``release_smooth`` call per release.
     """
     event = mechanism.plan_smooth(gamma, budget, label="audit", dimension=1)
@@ -773,10 +773,10 @@ def audit_registered_mechanism(
 ) -> AuditResult:
     """Audit a mechanism part on its built-in worst-case pair (what ``privframe audit`` runs).
 
-    A :class:`~privframe.protocols.Mechanism` is audited as an additive mechanism with the given
+    A :class:`~privframe.plugin.Mechanism` is audited as an additive mechanism with the given
     ``sensitivity`` and ``dimension`` (:func:`audit_additive_mechanism`); a
-    :class:`~privframe.protocols.SmoothMechanism` with bound ``sensitivity`` and log-smoothness ``gamma``
-    (default 0.1; :func:`audit_smooth_mechanism`); a :class:`~privframe.protocols.SelectionMechanism`
+    :class:`~privframe.plugin.SmoothMechanism` with bound ``sensitivity`` and log-smoothness ``gamma``
+    (default 0.1; :func:`audit_smooth_mechanism`); a :class:`~privframe.plugin.SelectionMechanism`
     releasing ``statistic`` on :data:`SELECTION_PAIR` (:func:`audit_selection_mechanism`). A setting the
     mechanism's kind does not use is a ``ConfigError``, never silently ignored.
     """

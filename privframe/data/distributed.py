@@ -2,8 +2,8 @@
 
 A Dask array is never converted to numpy on the client. Its shape (n, and d) is public; its values are read
 only by tasks on the workers (or the threaded scheduler without a cluster), which return per-resample
-partial sums. Only decomposable statistics (:class:`privframe.protocols.DecomposableStatistic`) with a
-method that declares ``distributed = True`` accept such data; anything else is a ``ConfigError`` before a
+partial sums. Only decomposable statistics (:class:`privframe.plugin.DecomposableStatistic`) with a
+method whose needs declare ``distributed=True`` accept such data; anything else is a ``ConfigError`` before a
 single value is read. Dask is never imported here: an array is recognised by its type's module.
 """
 

@@ -3,7 +3,7 @@
 ``pf.experiments.run(NAME | CONFIG, ...)`` runs an experiment (the built-in ones, listed in
 ``docs/experiments.md``, reproduce the papers' experiments); ``privframe experiment`` is the same from
 the command line, and :func:`write_report` turns saved runs into ``docs/results.md``. :func:`write_method_map`
-turns a run of ``method-map`` into the map ``method="auto"`` reads (``privframe.auto``). The harness only
+turns a run of ``method-map`` into the map ``method="auto"`` reads (``privframe.pipeline.methodmap``). The harness only
 uses registered names through :class:`privframe.Pipeline`; it knows no particular method.
 """
 

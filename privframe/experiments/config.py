@@ -387,7 +387,7 @@ _TRUTHS: dict[str, float] = {}
 def _cached_truth(spec: ExperimentSpec, key: str, statistic: str, path: str) -> float:
     """Truths can take a second (quadrature, optimisation): compute each (data, statistic, options) once.
 
-    The statistic computes its own population value from the generator's law (``pf.PopulationStatistic``).
+    The statistic computes its own population value from the generator's law (``pp.PopulationStatistic``).
     """
     if key not in _TRUTHS:
         options = materialise({"statistic": json.loads(key)[2]}, path)["statistic"]

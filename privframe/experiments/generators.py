@@ -3,7 +3,7 @@
 A generator draws one dataset from a ``numpy.random.Generator`` (``sample``) and describes its law
 (``population``): a frozen scipy distribution for scalar records, or the parameters of a richer model. The
 true value of a statistic comes from the statistic itself (``population_value``, the optional
-``pf.PopulationStatistic`` capability), from closed forms, quadrature or optimisation, never from
+``pp.PopulationStatistic`` capability), from closed forms, quadrature or optimisation, never from
 simulation; the harness knows no statistic by name.
 
 Names: ``bernoulli``, ``truncated-normal``, ``uniform``, ``normal``, ``clipped-normal``, ``clipped-lognormal``,

@@ -5,7 +5,7 @@
 cells without running them again. For each (statistic, n, budget level) cell of the results, every
 private method is listed with its coverage (a trial that released nothing counts as a miss) and SE, mean
 width and its SE, and width relative to its non-private reference, or with the reason it refused the
-level's budget; the candidates (:data:`privframe.auto.CANDIDATE_RULE`) come first, narrowest first.
+level's budget; the candidates (:data:`privframe.pipeline.methodmap.CANDIDATE_RULE`) come first, narrowest first.
 :func:`method_map_table` renders a map as the Markdown table of ``docs/choosing.md`` and
 :func:`update_page` rewrites that table in place.
 """
@@ -58,7 +58,8 @@ def _method_table(method: MethodSpec) -> tuple[dict[str, Any], dict[str, Any]]:
 
 
 def _candidate(coverage: float | None, trials: int, nominal: float) -> bool:
-    """:data:`privframe.auto.CANDIDATE_RULE`: at most one Monte Carlo SE (at the nominal level) below nominal."""
+    """:data:`privframe.pipeline.methodmap.CANDIDATE_RULE`: at most one Monte Carlo SE (at the nominal level)
+    below nominal."""
     return coverage is not None and trials > 0 and coverage >= nominal - math.sqrt(nominal * (1 - nominal) / trials)
 
 
@@ -100,7 +101,7 @@ def build_method_map(result: ExperimentResult, *, command: str | None = None) ->
 
     Returns
     -------
-    privframe.auto.MethodMap
+    privframe.pipeline.methodmap.MethodMap
     """
     spec = result.spec
     _check_levels(spec)

@@ -81,7 +81,7 @@ def budget_scale(budget: Budget) -> tuple[str, float]:
 
     - ``GDP(mu)`` and ``GDP(mu, delta=d)``: ``("gdp", mu)``;
     - ``ApproxDP(eps, delta)`` with delta > 0: ``("approx-dp", mu)`` with mu the largest whose mu-GDP
-      implies (eps, delta)-DP (the calibration of ``pf.as_gdp``);
+      implies (eps, delta)-DP (the calibration of ``pp.as_gdp``);
     - ``PureDP(eps)`` (and ``ApproxDP(eps, 0)``): ``("pure-dp", mu)`` with ``mu = -2 Phi^-1(1 / (1 + e^eps))``,
       the mu-GDP every eps-DP mechanism satisfies (``accounting.pure_dp_gdp_mu``).
 

@@ -17,7 +17,7 @@ from privframe.errors import BudgetError, ConfigError, PluginError, PrivframeErr
 from privframe.plugin.evaluation import guarded
 from privframe.plugin.protocols import Accountant, BudgetKind, Mechanism, SelectionMechanism, SmoothMechanism, Statistic
 from privframe.plugin.registry import PluginRegistry
-from privframe.plugin.traits import MethodNeeds, StatisticTraits, traits_of
+from privframe.plugin.traits import MethodNeeds, StatisticNeed, StatisticTraits, traits_of
 from privframe.privacy.budgets import GDP, ApproxDP, Budget, PureDP
 
 __all__ = ["Verdict", "check_parts", "check_statistic", "explain_statistic", "kind_name"]
@@ -59,7 +59,11 @@ def check_statistic(method: str, needs: MethodNeeds, statistic: Statistic, trait
     """Why ``method`` cannot use ``statistic`` (None when it can): the first need the statistic does not meet."""
     for need in sorted(needs.statistic, key=lambda item: item.name):
         if not need.holds(statistic, traits):
-            return f"method '{method}' needs a statistic with {need.value}, and '{statistic.name}' has none"
+            trait = need in (StatisticNeed.CENTRED, StatisticNeed.BOOTSTRAP_CONSISTENT)
+            return (
+                f"method '{method}' needs a statistic with {need.value}, and '{statistic.name}' "
+                f"{'declares it has not' if trait else 'offers none'}"
+            )
     return None
 
 

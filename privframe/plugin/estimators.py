@@ -2,7 +2,7 @@
 
 A private estimator is the black box of PrivSub and of BLBQuant (``docs/algorithms.md``, sections 4 and 5).
 Given the data, a ``(T, k)`` index matrix and a **per-call** budget, ``release_batch`` returns ``T``
-private values, one per row, and the :class:`~privframe.ledger.PrivacyEvent` of **one** call: every row is
+private values, one per row, and the :class:`~privframe.privacy.events.PrivacyEvent` of **one** call: every row is
 a separate call on its own ``k`` records, so a method composes ``T`` copies of that event (after
 amplification, where its sampler allows it). ``plan`` returns the same event without touching the data,
 so a method can refuse an over-budget run before anything is released.
@@ -11,10 +11,10 @@ Two kinds, both frozen:
 
 - :class:`MechanismEstimator` ``(statistic, mechanism, bounds)``: an additive mechanism (``laplace``,
   ``gaussian``) on the statistic's value, calibrated to its global L2 sensitivity on ``k`` records, or a
-  :class:`~privframe.protocols.SelectionMechanism` (``exponential``) that selects its output from the data.
+  :class:`~privframe.plugin.SelectionMechanism` (``exponential``) that selects its output from the data.
   It honours any per-call budget its mechanism does, so methods can **calibrate** it. A pure-DP mechanism
   (one whose ``plan`` accepts ``PureDP``) also runs under a GDP budget: it is run at the largest eps whose
-  eps-DP implies the requested mu-GDP (:func:`privframe.accounting.gdp_pure_epsilon`), and the event is
+  eps-DP implies the requested mu-GDP (:func:`privframe.privacy.accounting.gdp_pure_epsilon`), and the event is
   recorded as that ``GDP(mu)``.
 - :class:`CallableEstimator` ``(function, budget)``: a user function that **declares** its own per-call
   guarantee. It cannot be calibrated, only accounted; privframe cannot check the claim, so, as for a plugin
@@ -23,19 +23,19 @@ Two kinds, both frozen:
 Examples
 --------
 >>> import numpy as np
->>> import privframe as pf
->>> mean, laplace = pf.registry.create("statistic", "mean"), pf.registry.create("mechanism", "laplace")
->>> est = pf.MechanismEstimator(mean, laplace, pf.Bounds(0.0, 1.0))
+>>> import privframe.plugin as pp
+>>> mean, laplace = pp.registry.create("statistic", "mean"), pp.registry.create("mechanism", "laplace")
+>>> est = pp.MechanismEstimator(mean, laplace, pp.Bounds(0.0, 1.0))
 >>> x = np.random.default_rng(0).uniform(size=1000)
 >>> index = np.arange(1000).reshape(10, 100)
->>> values, event = est.release_batch(x, index, pf.PureDP(1.0), np.random.default_rng(1))
+>>> values, event = est.release_batch(x, index, pp.PureDP(1.0), np.random.default_rng(1))
 >>> values.shape, event.budget, event.sensitivity
 ((10,), PureDP(epsilon=1.0), 0.01)
 
 The Laplace noise has scale ``sensitivity / epsilon`` up to a hair: it is drawn exactly on a public
 power-of-two grid and the rounding is charged in the sensitivity (``docs/configuration.md``, Mechanisms).
 
->>> 0.01 <= event.noise_scale <= 0.01 * pf.noise.max_scale_ratio(1.0)
+>>> 0.01 <= event.noise_scale <= 0.01 * pp.noise.max_scale_ratio(1.0)
 True
 >>> event.noise.epsilon <= 1.0, bool(np.all(values % event.noise.grid == 0))
 (True, True)

@@ -1,7 +1,7 @@
 """pluggy hook specifications: one registration hook per plugin kind.
 
 Each hook receives a typed registry (tox style) and calls ``registry.add(...)``. Implement them with
-``@pf.hookimpl`` in a module named by an entry point in the ``privframe`` group.
+``@pp.hookimpl`` in a module named by an entry point in the ``privframe`` group.
 """
 
 from __future__ import annotations

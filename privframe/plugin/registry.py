@@ -1,6 +1,6 @@
 """The plugin registry: pluggy underneath, a typed facade on top.
 
-Plugins are modules (or objects) exposing ``@pf.hookimpl`` registration hooks, found through the
+Plugins are modules (or objects) exposing ``@pp.hookimpl`` registration hooks, found through the
 ``privframe`` entry-point group. Built-in parts use the same path as third-party ones. Names are unique
 per kind; a duplicate is a :class:`~privframe.errors.PluginError` naming both plugins.
 Set ``PRIVFRAME_DISABLE_PLUGINS=name1,name2`` to block plugins by their entry-point name.

@@ -1,7 +1,7 @@
 """Accounting math as pure functions (``docs/algorithms.md``, section 1).
 
 Everything here is closed-form or a one-dimensional root find; no state, no randomness. The budget
-classes (:mod:`privframe.budgets`) and the accountant plugins are thin layers over these functions.
+classes (:mod:`privframe.privacy.budgets`) and the accountant plugins are thin layers over these functions.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """Privacy curves of budgets and events: the tight (eps, delta) curve, GDP and pure views, and dp-accounting PLDs.
 
 A budget is a guarantee in one unit; its *privacy curve* ``delta(eps)`` is the tightest (eps, delta)-DP
-statement it implies for every eps (``docs/algorithms.md``, section 1.4). Accountants compose events in
+statement it implies for every eps (``docs/algorithms.md``, section 1). Accountants compose events in
 their own unit; the curve is the common language a researcher can read off any event, and the
-privacy-loss distribution (PLD, :func:`budget_pld`; :func:`privframe.ledger.event_pld` for a whole event)
+privacy-loss distribution (PLD, :func:`budget_pld`; :func:`privframe.privacy.ledger.event_pld` for a whole event)
 hands a release to dp-accounting's numerical composition.
 
 - ``GDP(mu)``: ``delta(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2)`` (the Gaussian curve);

@@ -100,7 +100,7 @@ class PrivacyEvent:
         """The privacy curve of one release (its tight (eps, delta) curve, GDP and pure views).
 
         For the whole event (``count`` releases composed, in any accountant's terms) use the accountants, or
-        :func:`privframe.curves.event_pld` for dp-accounting's numerical composition.
+        :func:`privframe.privacy.ledger.event_pld` for dp-accounting's numerical composition.
         """
         return privacy_curve(self.budget)
 

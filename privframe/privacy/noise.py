@@ -17,11 +17,11 @@ with every intermediate value bounded (``docs/algorithms.md``, section 1). They 
 Examples
 --------
 >>> import numpy as np
->>> import privframe as pf
->>> plan = pf.noise.plan_gaussian(sensitivity=0.01, mu=1.0)
+>>> import privframe.plugin as pp
+>>> plan = pp.noise.plan_gaussian(sensitivity=0.01, mu=1.0)
 >>> plan.mu <= 1.0, 0.01 < plan.sd < 0.01 * 1.0001
 (True, True)
->>> released = pf.noise.release(np.array([0.25]), plan, np.random.default_rng(0))
+>>> released = pp.noise.release(np.array([0.25]), plan, np.random.default_rng(0))
 >>> float(released[0] / plan.grid).is_integer()
 True
 """

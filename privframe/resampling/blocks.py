@@ -1,6 +1,6 @@
 """Executing a sampler's design: block seeding, chunking under a memory budget, and worker threads.
 
-A sampler (:class:`privframe.protocols.Sampler`) only says *what* it draws: a :class:`Design` (n, m, B,
+A sampler (:class:`privframe.plugin.Sampler`) only says *what* it draws: a :class:`Design` (n, m, B,
 kappa, with or without replacement, rejection bound rho) and how to draw one block of rows from a
 generator. This module decides *how*: the B rows are cut into blocks of ``block_rows`` rows, block i is
 drawn from its own seed (so any grouping of blocks gives the same rows), and consumers walk the blocks
@@ -260,7 +260,7 @@ def draw(sampler: Sampler, n: int, rng: np.random.Generator, options: RunOptions
     options = options or RunOptions()
     design = sampler.design(n)
     if not isinstance(design, Design):
-        raise PluginError(f"sampler '{sampler.name}'.design must return a pf.Design")
+        raise PluginError(f"sampler '{sampler.name}'.design must return a pp.Design")
     if options.memory_budget < 16 * design.B:
         raise ConfigError(
             f"{design.B} resamples need {16 * design.B} bytes for their values and roots, more than "

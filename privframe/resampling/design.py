@@ -30,7 +30,8 @@ class Design:
     rho : float or None
         Bound on the probability that the draw is rejected (``wr``); None for samplers that never reject.
     block_rows : int or None
-        Rows per independently seeded block; None for the engine's rule (:func:`privframe.resampling.block_rows`).
+        Rows per independently seeded block; None for the engine's rule
+        (:func:`privframe.resampling.blocks.block_rows`).
         A sampler whose rows are not independent (one permutation cut into blocks) sets it to B, so all rows
         are one block.
     """

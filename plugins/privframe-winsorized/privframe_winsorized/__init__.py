@@ -4,7 +4,7 @@ This package is the template a plugin author copies. All a plugin needs is
 
 1. a statistic class with ``name``, ``evaluate_batch`` and ``sensitivity`` (here an attrs frozen class
    whose fields are its options),
-2. a ``@pf.hookimpl`` registration hook that adds it to the registry it is handed, and
+2. a ``@pp.hookimpl`` registration hook that adds it to the registry it is handed, and
 3. an entry point in the ``privframe`` group naming this module (see ``pyproject.toml``).
 
 Example
@@ -47,7 +47,7 @@ def winsor_count(trim: float, k: int) -> int:
     """``g = floor(trim * k)``: how many values are winsorised at each end of a sample of size ``k``.
 
     ``trim * k`` is rounded to 9 decimals first (so ``0.1 * 30`` is 3, whatever the float error), as in
-    ``privframe.engine.order_statistic_index``, and ``g`` is capped at ``(k - 1) // 2`` so that at least one
+    ``privframe.plugin.order_statistic_index``, and ``g`` is capped at ``(k - 1) // 2`` so that at least one
     value is never replaced (``2 g < k``; automatic for ``trim < 0.5`` up to rounding). ``evaluate_batch``
     and ``sensitivity`` both use this function, so the declared sensitivity always matches the computation.
     """

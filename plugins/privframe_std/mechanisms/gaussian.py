@@ -32,7 +32,7 @@ class GaussianMechanism(GaussianNoiseLaw):
     the largest mu whose mu-GDP implies (eps, delta). Pure DP cannot be honoured by Gaussian noise.
 
     The release is ``g (round(value / g) + Y)`` with g a power of two about 2^-20 of the noise scale and Y
-    the exact discrete Gaussian (:func:`privframe.noise.plan_gaussian`): the rounding is charged in the
+    the exact discrete Gaussian (:func:`privframe.privacy.noise.plan_gaussian`): the rounding is charged in the
     sensitivity (``Delta / g + sqrt(d)`` grid steps), and the discrete Gaussian is charged at a variance
     1/4 step^2 below its own. The noise is therefore a hair larger than ``Delta / mu`` (a relative 2^-20 / mu).
 

@@ -35,7 +35,7 @@ class LaplaceMechanism:
 
     The release is ``g (round(value / g) + Y)`` with g a power of two about 2^-20 of the scale
     ``Delta_1 / eps`` and Y the exact discrete Laplace of integer scale ``t = ceil(K / eps)``, where
-    ``K = Delta_1 / g + d`` charges the rounding (:func:`privframe.noise.plan_laplace`): ``K / t <= eps``.
+    ``K = Delta_1 / g + d`` charges the rounding (:func:`privframe.privacy.noise.plan_laplace`): ``K / t <= eps``.
 
     Parameters
     ----------

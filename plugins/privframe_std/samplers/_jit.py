@@ -1,4 +1,5 @@
-"""The compiled loops behind :mod:`privframe_std.samplers._kernels` (numba; imported on first use only).
+"""The compiled loops of the standard samplers (numba), imported on first use by ``_kernels``, ``_blocks``
+and ``bootstrap``.
 
 The loops take their randomness as 64-bit words drawn by numpy's ``Generator`` and turn each 32-bit half into
 a value of ``range(size)`` by Lemire's multiply-shift with rejection, which is exactly uniform. A ``wor`` row's

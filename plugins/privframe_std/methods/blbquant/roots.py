@@ -7,8 +7,8 @@ the block, represented by multinomial weights ``W_{j,r} ~ Multinomial(n; 1/b, ..
 records), and the private estimator runs on each weighted resample (its noise is simulated, never
 released). The estimator on weighted resamples comes from the parts' capabilities:
 
-- a mechanism that selects from weighted data (``exponential``: ``pf.WeightedSelectionMechanism``);
-- otherwise a statistic evaluated on weighted data (``pf.WeightedStatistic``: mean, quantiles) plus the
+- a mechanism that selects from weighted data (``exponential``: ``pp.WeightedSelectionMechanism``);
+- otherwise a statistic evaluated on weighted data (``pp.WeightedStatistic``: mean, quantiles) plus the
   additive mechanism's noise at the sensitivity of a size-n statistic.
 
 Randomness: every block has its own generator (weights, estimator noise), so a block's roots depend on its

@@ -47,7 +47,7 @@ class LaplaceSource(Protocol):
 
 class ExactLaplace:
     """Laplace noise for the search drawn exactly: ``g * DiscreteLaplace(t)`` on the power-of-two grid
-    ``g = pf.noise.grid_for(scale)``, with ``t = ceil(scale / g)`` so that the scale is at least the one asked.
+    ``g = pp.noise.grid_for(scale)``, with ``t = ceil(scale / g)`` so that the scale is at least the one asked.
 
     The counts the search compares are integers, hence multiples of g, so the sparse-vector argument holds
     for the discrete law as for the continuous one (a shift by c changes the probability of any outcome by

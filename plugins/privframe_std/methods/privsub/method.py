@@ -56,7 +56,7 @@ class PrivSub:
         ``p (T + 1)``, so that with T = 60 the 90% end points are ``Z_(3.05)`` and ``Z_(57.95)``, which contain
         a new draw with probability 0.90 (numpy's default "linear" gives 0.87 at T = 60).
     estimator : PrivateEstimator, optional
-        A user-supplied private estimator (e.g. ``pf.CallableEstimator``) instead of statistic + mechanism;
+        A user-supplied private estimator (e.g. ``pp.CallableEstimator``) instead of statistic + mechanism;
         the statistic then only supplies the rate and the data preparation.
     """
 
