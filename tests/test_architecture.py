@@ -429,6 +429,7 @@ class _Untouchable:
     """Data that raise if anything reads them: a refusal before the data are read never touches it."""
 
     shape = (2_000_000,)
+    dtype = np.dtype(float)
 
     def __array__(self, *args: Any, **kwargs: Any) -> np.ndarray:
         raise AssertionError("the data were read")

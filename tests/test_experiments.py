@@ -349,7 +349,8 @@ class CoinMethod:
     """Covers the truth 0 with probability ``p_cover``; fails with SamplerRejected / PTRFailed at given rates."""
 
     name: ClassVar[str] = "coin-test"
-    needs: ClassVar[pp.MethodNeeds] = pp.MethodNeeds(sampler=None, mechanism=None, private=False)
+    # its intervals are fixed numbers in the data's own coordinates, not computed from the data: no shift
+    needs: ClassVar[pp.MethodNeeds] = pp.MethodNeeds(sampler=None, mechanism=None, private=False, shift=False)
     p_cover: float = 0.9
     p_reject: float = 0.0
     p_ptr: float = 0.0

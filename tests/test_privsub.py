@@ -61,8 +61,10 @@ def test_front_door_result_carries_interval_ecdf_ledger_and_calibration(statisti
     assert (res.parameters["n"], res.parameters["m"], res.parameters["T"]) == (n, m, 60)
     ecdf = res.diagnostics["ecdf"]
     assert ecdf.count == 60
-    assert (res.low, res.high) == ecdf.interval(0.9)
-    assert ecdf.center == res.center
+    # read off the ECDF (which reports the data's own coordinates; the mean and median run on data shifted by
+    # the public lower bound, so the two agree to rounding)
+    assert (res.low, res.high) == pytest.approx(ecdf.interval(0.9), rel=1e-12, abs=1e-12)
+    assert ecdf.center == pytest.approx(res.center, rel=1e-12, abs=1e-12)
     # the ledger: one full-data call and T subsample calls, amplified and composed within the budget by the
     # registered accountant
     ledger = res.privacy
@@ -124,9 +126,9 @@ def test_sensitivities_of_ks_and_logistic(statistic: str) -> None:
     )
     d, n, m = res.diagnostics, 4000, res.parameters["m"]
     if statistic == "ks":
-        assert (d["sensitivity_full"], d["sensitivity_sub"]) == (1 / n, 1 / m)
+        assert (d["sensitivity_full"], d["sensitivity_sub"]) == (1 / n + 2**-50, 1 / m + 2**-50)  # rounding charged
     else:
-        assert d["sensitivity_sub"] == pytest.approx(1 / (m * 0.01) + 1e-10 / 0.01, rel=1e-15)
+        assert d["sensitivity_sub"] == pytest.approx(1 / (m * 0.01) + (1e-10 + 2**-40) / 0.01, rel=1e-15)
     _lattice(d["noise_scale_sub"], d["sensitivity_sub"] / d["epsilon_sub"], d["epsilon_sub"])
     assert res.privacy.total == pf.PureDP(res.privacy.total.epsilon)
     assert res.privacy.total.epsilon <= 3.0

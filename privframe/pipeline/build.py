@@ -13,10 +13,11 @@ Every pipeline is made by one function, :func:`assemble`, whichever door it come
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +37,7 @@ from privframe.pipeline.methodmap import AUTO
 from privframe.pipeline.parts import Part
 from privframe.pipeline.ranges import within_range
 from privframe.pipeline.request import Request, forward, request
-from privframe.pipeline.resolve import PART_KINDS, ResolvedPipeline, resolve
+from privframe.pipeline.resolve import PART_KINDS, ResolvedPipeline, check_resolution, resolve
 from privframe.plugin.context import RunContext
 from privframe.plugin.method import ChecksDesign
 from privframe.plugin.protocols import Sampler
@@ -312,10 +313,13 @@ class Pipeline:
 
         A method may refuse its sampler's design at n (:class:`privframe.plugin.ChecksDesign`, e.g.
         blbquant's ``min_block``); the design depends on n and the options only, so the refusal is public.
+        Bounds so far from 0 that the doubles there are coarser than one record's influence are refused too
+        (:func:`privframe.pipeline.resolve.check_resolution`).
         The front door calls it once it knows n and before it reads a value; a session before it admits a
         call, so such a refusal costs nothing. A ``method="auto"`` pipeline checks the method it would choose.
         """
         resolved = self.select(n).resolve()
+        check_resolution(resolved, n)
         sampler = resolved.parts.get("sampler")
         if not isinstance(sampler, Sampler):
             return
@@ -345,7 +349,22 @@ class Pipeline:
         seed can subtract the noise. A ``method="auto"`` pipeline first chooses its method from the data's
         length (:meth:`select`); every pipeline first runs :meth:`check` at that n.
         """
+        n = _public_length(x)
+        if n is not None:  # refusals that need n only come before a single value is read
+            with self._prefixed():
+                self.select(n).check(n)
         return self.execute(self.prepare(x), rng, region=region)
+
+    @contextlib.contextmanager
+    def _prefixed(self) -> Iterator[None]:
+        """Errors of the parts carry paths relative to the pipeline (``sampler.m``); add the config's prefix."""
+        try:
+            yield
+        except ConfigError as exc:
+            head = (exc.path or "").split(".", 1)[0]
+            if self.prefix and head in _TOP_KEYS:
+                raise exc.with_prefix(self.prefix) from exc
+            raise
 
     def execute(
         self, data: Array | DistributedData, rng: RngLike = None, *, region: bool = False
@@ -381,6 +400,18 @@ class Pipeline:
         if isinstance(result, IntervalResult) and not region:
             return within_range(result, resolved.statistic, resolved.bounds)
         return result
+
+
+def _public_length(x: object) -> int | None:
+    """n from a numeric array's public shape, without reading a value (None for anything else: its schema is
+    checked first, by :meth:`Pipeline.prepare`)."""
+    kind = getattr(getattr(x, "dtype", None), "kind", None)
+    shape = getattr(x, "shape", None)
+    if kind is None or kind not in "biuf" or isinstance(x, np.ma.MaskedArray) or not isinstance(shape, tuple):
+        return None
+    if shape and isinstance(shape[0], (int, np.integer)) and shape[0] >= 3:
+        return int(shape[0])
+    return None
 
 
 def assemble(

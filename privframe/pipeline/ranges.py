@@ -17,7 +17,8 @@ __all__ = ["within_range"]
 def within_range(result: IntervalResult, statistic: Statistic, bounds: Bounds | L2Ball | None) -> IntervalResult:
     """``result`` intersected with the statistic's value range (post-processing: the guarantee is unchanged).
 
-    A NaN end (a release that carried no information) becomes the range's end, or an infinite one; an
+    A NaN end (a release that carried no information) becomes the range's end, or an infinite one, and a NaN
+    centre the range's midpoint (``diagnostics["uninformative"]``); an
     interval entirely outside the range becomes the whole range (``diagnostics["disjoint_from_range"]``),
     never a point. The unclipped ends stay in the diagnostics as ``unclipped``.
     """
@@ -34,10 +35,19 @@ def within_range(result: IntervalResult, statistic: Statistic, bounds: Bounds | 
         # at the nearest end would be a silently degenerate interval. Report the whole range instead: still
         # post-processing of the release, and it says plainly that this release carried no information.
         low, high = low_end, high_end
-    center = result.center if math.isnan(result.center) else min(max(result.center, low_end), high_end)
+    uninformative = math.isnan(result.center)
+    if uninformative:
+        # A release that carried no information (an infinite noise scale): the centre of the range, a public
+        # number, never NaN; the interval is the whole range, and the result says so.
+        middle = (low_end + high_end) / 2.0
+        center = middle if math.isfinite(middle) else 0.0
+    else:
+        center = min(max(result.center, low_end), high_end)
     if (low, high, center) == (result.low, result.high, result.center):
         return result
     diagnostics = {**result.diagnostics, "unclipped": (result.low, result.high, result.center)}
+    if uninformative:
+        diagnostics["uninformative"] = True
     if disjoint:
         diagnostics["disjoint_from_range"] = True
     if value_range is not None:

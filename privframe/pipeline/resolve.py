@@ -8,6 +8,7 @@ so a mismatch fails with a ``ConfigError`` naming what works before any data are
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -21,7 +22,7 @@ from privframe.errors import BudgetError, ConfigError, PluginError, join_path
 from privframe.pipeline.parts import Part
 from privframe.plugin.context import RunContext
 from privframe.plugin.contracts import check_parts
-from privframe.plugin.evaluation import prepare_data
+from privframe.plugin.evaluation import Coordinates, Preparation, coordinates
 from privframe.plugin.method import Method
 from privframe.plugin.protocols import DecomposableStatistic, Statistic
 from privframe.plugin.registration import PluginEntry
@@ -30,7 +31,10 @@ from privframe.plugin.traits import MethodNeeds, default_mechanism, traits_of
 from privframe.privacy.budgets import Budget
 from privframe.resampling.blocks import RunOptions
 
-__all__ = ["PART_KINDS", "Resolution", "ResolvedPipeline", "resolve"]
+__all__ = ["PART_KINDS", "RESOLUTION_ULPS", "Resolution", "ResolvedPipeline", "check_resolution", "resolve"]
+
+RESOLUTION_ULPS = 16
+"""How many doubles near the bounds one record's influence must span for a release to be representable."""
 
 PartKind = Literal["sampler", "mechanism", "accountant"]
 PART_KINDS: tuple[PartKind, ...] = ("sampler", "mechanism", "accountant")
@@ -74,17 +78,23 @@ class ResolvedPipeline:
         """What the method declared it needs."""
         return self.method.needs
 
+    @property
+    def coordinates(self) -> Coordinates:
+        """Where the statistic is computed: shifted by the public lower bound when it is equivariant."""
+        return coordinates(self.statistic, self.bounds, shift=self.needs.shift)
+
     def context(self, data: Array, seed: np.random.SeedSequence, *, region: bool = False) -> RunContext[Any]:
-        """The run context for validated data: the statistic prepares (clips) them first."""
-        prepared = prepare_data(self.statistic, data, self.bounds)
+        """The run context for validated data: shifted to the statistic's coordinates and prepared (clipped)."""
+        preparation = Preparation(self.statistic, self.coordinates)
         return RunContext(
             method=self.names["method"],
             statistic=self.statistic,
-            data=prepared,
+            data=preparation(data),
             parts=self.parts,
             names=self.names,
-            bounds=self.bounds,
+            bounds=preparation.coordinates.bounds,
             confidence=self.confidence,
+            coordinates=preparation.coordinates,
             seed=seed,
             options=self.options,
             requested=self.budget,
@@ -245,3 +255,35 @@ def _default_part(kind: str, defaults: Mapping[str, object], statistic: Statisti
     if kind == "mechanism" and budget is not None:
         return default_mechanism(traits_of(statistic), budget)
     return None
+
+
+def check_resolution(resolved: ResolvedPipeline, n: int) -> None:
+    """Refuse bounds so far from 0 that one record's influence is below the resolution of the doubles there.
+
+    A translation-equivariant statistic is computed on data shifted by the public lower bound, so its value
+    and its noise are exact however far the bounds are from 0; but the release is reported back in the data's
+    coordinates, where doubles near ``M = max(|low|, |high|)`` are ``ulp(M)`` apart. When a record moves the
+    statistic by less than ``RESOLUTION_ULPS`` of them (``sensitivity(n) < 16 ulp(M)``), the interval would be
+    rounded to a handful of doubles: refused, with what works. Public inputs only.
+    """
+    bounds = resolved.bounds
+    coordinates = resolved.coordinates
+    if not coordinates.offset or not isinstance(bounds, Bounds):
+        return
+    statistic = resolved.statistic
+    try:
+        influence = statistic.sensitivity(n, coordinates.bounds)
+    except (ArithmeticError, ConfigError, TypeError, ValueError):
+        return
+    if influence is None:
+        return
+    far = max(abs(bounds.low), abs(bounds.high))
+    spacing = math.ulp(far)
+    if math.isfinite(influence) and float(influence) < RESOLUTION_ULPS * spacing:
+        raise ConfigError(
+            f"the bounds are so far from 0 that the doubles there are {spacing:g} apart, while one record moves "
+            f"'{statistic.name}' by {influence:.3g} at n = {n}: the interval cannot be represented; subtract a "
+            f"public offset from the data first (e.g. {bounds.low:.17g}) and give the bounds relative to it "
+            f"(0, {bounds.width:.17g})",
+            path="bounds",
+        )

@@ -19,7 +19,8 @@ The names, by what they are for:
   ``Accountant``, ``Method``, ``ChecksDesign``;
 - declarations: ``StatisticTraits`` (and ``traits_of``, a statistic's traits or the defaults), ``MethodNeeds``,
   ``StatisticNeed``;
-- a method's run: ``RunContext``, ``noise_law``, ``order_statistic_index``, the private estimators
+- a method's run: ``RunContext`` (with its ``Coordinates`` and ``Preparation``), ``noise_law``,
+  ``order_statistic_index``, ``split_budget``, the private estimators
   ``PrivateEstimator``, ``MechanismEstimator``, ``CallableEstimator``;
 - registration: ``hookimpl``, the typed registries, ``registry`` (the process-wide one);
 - modules: ``validators`` (option validators), ``accounting`` (conversions and compositions), ``noise``
@@ -44,7 +45,7 @@ from privframe.errors import (
 )
 from privframe.plugin.context import RunContext
 from privframe.plugin.estimators import CallableEstimator, MechanismEstimator, PrivateEstimator
-from privframe.plugin.evaluation import order_statistic_index
+from privframe.plugin.evaluation import Coordinates, Preparation, order_statistic_index
 from privframe.plugin.hookspecs import hookimpl
 from privframe.plugin.method import ChecksDesign, Method
 from privframe.plugin.noise_laws import NoiseLaw, noise_law
@@ -78,7 +79,7 @@ from privframe.plugin.registration import (
 from privframe.plugin.registry import registry
 from privframe.plugin.traits import MethodNeeds, StatisticNeed, StatisticTraits, traits_of
 from privframe.privacy import accounting, noise
-from privframe.privacy.budgets import GDP, ApproxDP, Budget, PureDP, as_gdp
+from privframe.privacy.budgets import GDP, ApproxDP, Budget, PureDP, as_gdp, split_budget
 from privframe.privacy.events import PrivacyEvent, Subsample
 from privframe.privacy.noise import FloatNoise, LatticePlan
 from privframe.privacy.releases import SmoothRelease, SmoothReleaseBatch
@@ -100,6 +101,7 @@ __all__ = [
     "BudgetKind",
     "CallableEstimator",
     "ChecksDesign",
+    "Coordinates",
     "ConfigError",
     "DataError",
     "DecomposableStatistic",
@@ -121,6 +123,7 @@ __all__ = [
     "PTRFailed",
     "PluginError",
     "PopulationStatistic",
+    "Preparation",
     "PreparingStatistic",
     "PrivacyEvent",
     "PrivacyWarning",
@@ -156,6 +159,7 @@ __all__ = [
     "order_statistic_index",
     "registry",
     "sizes",
+    "split_budget",
     "traits_of",
     "validators",
 ]

@@ -23,7 +23,7 @@ from privframe._typing import Array, IndexMatrix, frozen_mapping
 from privframe.bounds import Bounds, L2Ball
 from privframe.data.distributed import DistributedData
 from privframe.errors import BudgetError, ConfigError, DataError, PrivframeError
-from privframe.plugin.evaluation import finite, global_sensitivity, guarded, row_slices
+from privframe.plugin.evaluation import Coordinates, finite, global_sensitivity, guarded, row_slices
 from privframe.plugin.protocols import (
     Accountant,
     DirectStatistic,
@@ -35,7 +35,7 @@ from privframe.plugin.protocols import (
     Statistic,
 )
 from privframe.plugin.spending import PrivacySpender
-from privframe.privacy.budgets import Budget, split_budget
+from privframe.privacy.budgets import Budget
 from privframe.privacy.events import PrivacyEvent
 from privframe.privacy.ledger import Ledger
 from privframe.privacy.releases import SmoothRelease
@@ -100,6 +100,12 @@ class RunContext(Generic[M]):
         The data as a Dask array when they stay on the workers (``docs/cluster.md``); ``data`` is then an
         empty placeholder and the in-memory evaluations refuse to run. Only methods whose needs declare
         ``distributed=True`` receive such a context.
+    coordinates : Coordinates
+        Where the statistic is computed: ``data`` and ``bounds`` are the original ones minus the public
+        ``coordinates.offset`` (the lower bound, for a translation-equivariant statistic on scalar bounds;
+        else 0). :meth:`interval` and :meth:`ball` add it back to what they report, so a method computes in
+        these coordinates throughout and never adds it itself. ``pp.Preparation(ctx.statistic,
+        ctx.coordinates)`` prepares records read elsewhere (on the workers of a cluster) the same way.
     """
 
     method: str
@@ -109,6 +115,9 @@ class RunContext(Generic[M]):
     confidence: float
     options: RunOptions = attrs.field(factory=RunOptions)
     distributed: DistributedData | None = None
+    coordinates: Coordinates = attrs.field(
+        default=attrs.Factory(lambda self: Coordinates(0.0, self.bounds), takes_self=True)
+    )
     _parts: Mapping[str, object] = attrs.field(factory=dict, converter=frozen_mapping, alias="parts")
     _names: Mapping[str, str] = attrs.field(factory=dict, converter=frozen_mapping, alias="names")
     _seed: np.random.SeedSequence = attrs.field(factory=np.random.SeedSequence, alias="seed")
@@ -278,11 +287,6 @@ class RunContext(Generic[M]):
             raise BudgetError("the limit can only change before anything is charged", path="budget")
         return attrs.evolve(self, limit=limit)
 
-    def split(self, share: float) -> tuple[Budget, Budget]:
-        """The budget in the accountant's unit cut into ``share`` and the rest; the two compose back to it
-        (GDP parts split ``mu^2``, (eps, delta) and pure parts split eps and delta)."""
-        return split_budget(self.accountant.per_call(self.budget, 1), share)
-
     def plan(self, sensitivity: float, budget: Budget, *, label: str, dimension: int = 1) -> PrivacyEvent:
         """The event the additive mechanism would spend on a ``dimension``-vector (draws nothing, charges nothing)."""
         mechanism: Mechanism = self._part("mechanism", Mechanism)
@@ -353,17 +357,25 @@ class RunContext(Generic[M]):
         parameters: Mapping[str, Any] | None = None,
         diagnostics: Mapping[str, Any] | None = None,
     ) -> IntervalResult:
-        """An interval result with the common parameters and this call's ledger."""
+        """An interval result with the common parameters and this call's ledger (ends and centre mapped back
+        from the statistic's coordinates by adding :attr:`offset`)."""
+        shift = self.coordinates.offset
         return IntervalResult(
-            low=low,
-            high=high,
-            center=center,
+            low=low + shift,
+            high=high + shift,
+            center=center + shift,
             confidence=self.confidence,
             method=self.method,
             parameters=self._parameters(parameters),
-            diagnostics=diagnostics or {},
+            diagnostics=self._diagnostics(diagnostics),
             privacy=self.ledger(),
         )
+
+    def _diagnostics(self, diagnostics: Mapping[str, Any] | None) -> dict[str, Any]:
+        out = dict(diagnostics or {})
+        if self.coordinates.offset:
+            out["offset"] = self.coordinates.offset  # the statistic was computed on the data minus this public shift
+        return out
 
     def ball(
         self,
@@ -380,11 +392,11 @@ class RunContext(Generic[M]):
             c = float(vector[0])
             return self.interval(c - radius, c + radius, c, parameters=parameters, diagnostics=diagnostics)
         return RegionResult(
-            center=vector,
+            center=vector + self.coordinates.offset,
             radius=radius,
             confidence=self.confidence,
             method=self.method,
             parameters=self._parameters(parameters),
-            diagnostics=diagnostics or {},
+            diagnostics=self._diagnostics(diagnostics),
             privacy=self.ledger(),
         )

@@ -29,7 +29,7 @@ Examples
 >>> x = np.random.default_rng(0).uniform(size=1000)
 >>> index = np.arange(1000).reshape(10, 100)
 >>> values, event = est.release_batch(x, index, pp.PureDP(1.0), np.random.default_rng(1))
->>> values.shape, event.budget, event.sensitivity
+>>> values.shape, event.budget, round(event.sensitivity, 12)  # 1 / 100, and the mean's rounding, 2^-50
 ((10,), PureDP(epsilon=1.0), 0.01)
 
 The Laplace noise has scale ``sensitivity / epsilon`` up to a hair: it is drawn exactly on a public

@@ -11,6 +11,7 @@ import math
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+import attrs
 import numpy as np
 
 from privframe._typing import Array, IndexMatrix
@@ -21,6 +22,9 @@ from privframe.plugin.traits import traits_of
 from privframe.resampling.blocks import Resamples
 
 __all__ = [
+    "Coordinates",
+    "Preparation",
+    "coordinates",
     "finite",
     "global_sensitivity",
     "guarded",
@@ -50,14 +54,51 @@ def guarded(part: str, name: str, what: str) -> Iterator[None]:
         ) from None
 
 
-def prepare_data(statistic: Statistic, x: Array, bounds: Bounds | L2Ball | None) -> Array:
-    """Data the statistic is computed on: its own ``prepare`` if defined, else clipped to the bounds.
+@attrs.frozen
+class Coordinates:
+    """Where a statistic is computed: on the data shifted by a public ``offset``, within ``bounds``.
+
+    ``offset`` is the public lower bound for a translation-equivariant statistic on scalar bounds (and the
+    method allows it), else 0; ``bounds`` are the public bounds in those coordinates (``(0, high - low)``).
+    Released values are mapped back by adding ``offset`` (post-processing).
+    """
+
+    offset: float
+    bounds: Bounds | L2Ball | None
+
+
+def coordinates(statistic: Statistic, bounds: Bounds | L2Ball | None, *, shift: bool) -> Coordinates:
+    """The coordinates ``statistic`` is computed in under ``bounds`` (see :class:`Coordinates`)."""
+    if shift and isinstance(bounds, Bounds) and traits_of(statistic).equivariant and bounds.low != 0.0:
+        # fl(high - low) > 0 for low < high (Sterbenz or no underflow to 0): valid shifted bounds.
+        return Coordinates(bounds.low, Bounds(0.0, bounds.high - bounds.low))
+    return Coordinates(0.0, bounds)
+
+
+@attrs.frozen
+class Preparation:
+    """How raw records become the data a statistic is computed on (picklable: workers of a cluster use it)."""
+
+    statistic: Statistic
+    coordinates: Coordinates
+
+    def __call__(self, x: Array) -> Array:
+        """The prepared records (shifted, clipped, and whatever the statistic's ``prepare`` does)."""
+        return prepare_data(self.statistic, x, self.coordinates.bounds, self.coordinates.offset)
+
+
+def prepare_data(statistic: Statistic, x: Array, bounds: Bounds | L2Ball | None, offset: float = 0.0) -> Array:
+    """Data the statistic is computed on: shifted by ``offset`` (public), then its own ``prepare`` if defined,
+    else clipped to ``bounds`` (the bounds in the shifted coordinates).
 
     Clipping is documented behaviour (``docs/algorithms.md``: values outside public bounds are clipped before any
-    statistic is computed); how many values were clipped is data-dependent and is never reported.
+    statistic is computed); how many values were clipped is data-dependent and is never reported. The shift
+    ``fl(x - offset)`` is monotone, so clipping after it equals clipping before it.
     """
     if bounds is None and traits_of(statistic).requires_bounds:
         raise ConfigError(f"statistic '{statistic.name}' needs public bounds", path="bounds")
+    if offset:
+        x = x - offset
     if isinstance(statistic, PreparingStatistic):
         with guarded("statistic", statistic.name, "prepare"):
             return statistic.prepare(x, bounds)

@@ -75,6 +75,11 @@ class StatisticTraits:
     quantile : float or None, default None
         The quantile level when the statistic is the q-quantile of scalar data; selection mechanisms
         (``exponential``) release such statistics from the data directly.
+    equivariant : bool, default False
+        It is translation-equivariant, ``theta(x + c) = theta(x) + c`` (a mean, a quantile). With scalar
+        bounds ``(low, high)`` privframe then computes it on the data shifted by the public ``low``, on bounds
+        ``(0, high - low)``, and adds ``low`` back to what is released (post-processing): far from 0 the doubles
+        are too coarse for a record's influence, and a statistic's own rounding could exceed its sensitivity.
     default_mechanisms : mapping of budget class to mechanism name, default {}
         The mechanism a method without a default of its own (``privsub``, ``blbquant``) uses under a budget of
         each kind, e.g. ``{pf.GDP: "gaussian", pf.ApproxDP: "laplace", pf.PureDP: "laplace"}``; a mechanism
@@ -85,6 +90,7 @@ class StatisticTraits:
     centred: bool = attrs.field(default=True, validator=attrs.validators.instance_of(bool))
     bootstrap_consistent: bool = attrs.field(default=True, validator=attrs.validators.instance_of(bool))
     quantile: float | None = attrs.field(default=None, validator=_level)
+    equivariant: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
     default_mechanisms: Mapping[Any, str] = attrs.field(factory=dict, converter=_mechanisms, hash=False)
 
 
@@ -169,6 +175,10 @@ class MethodNeeds:
         that the mechanism ``accepts`` it.
     distributed : bool, default False
         Whether it accepts a Dask array (with a decomposable statistic) that stays on the workers.
+    shift : bool, default True
+        Whether it may run in shifted coordinates (an equivariant statistic's data shifted by the public
+        lower bound; see :class:`StatisticTraits`). False for a method that hands the data to user code
+        expecting the original values (PrivSub with ``estimator=``).
     """
 
     sampler: tuple[type[Any], ...] | None = attrs.field(default=(Sampler,), converter=_protocols)
@@ -177,6 +187,7 @@ class MethodNeeds:
     statistic: frozenset[StatisticNeed] = attrs.field(factory=frozenset, converter=_needs)
     mechanism_budget: Any = "per-call"
     distributed: bool = False
+    shift: bool = True
 
     def __attrs_post_init__(self) -> None:
         budget = self.mechanism_budget

@@ -17,7 +17,7 @@ import numpy as np
 
 import privframe.plugin as pp
 from privframe.errors import ConfigError, DataError
-from privframe.plugin.evaluation import finite, guarded, prepare_data
+from privframe.plugin.evaluation import finite, guarded
 from privframe_std.distributed.plan import DrawPlan, draw_plan
 from privframe_std.samplers._blocks import data_blocks
 
@@ -65,8 +65,13 @@ def gather_rows(ctx: pp.RunContext[Any], index: pp.IndexMatrix) -> tuple[pp.Arra
     values = np.ascontiguousarray(source.array[wanted].compute(), dtype=np.float64)
     if not bool(np.all(np.isfinite(values))):
         raise DataError("contains NaN or infinite values (they are never silently dropped)", path="x")
-    prepared = np.ascontiguousarray(prepare_data(ctx.statistic, values, ctx.bounds))
+    prepared = np.ascontiguousarray(_preparation(ctx)(values))
     return prepared, np.searchsorted(wanted, index).astype(np.intp)
+
+
+def _preparation(ctx: pp.RunContext[Any]) -> pp.Preparation:
+    """How the workers prepare their records: as the context's data were (shifted, clipped)."""
+    return pp.Preparation(ctx.statistic, ctx.coordinates)
 
 
 def _decomposable(ctx: pp.RunContext[Any]) -> pp.DecomposableStatistic:
@@ -90,7 +95,7 @@ def _run_blocks(ctx: pp.RunContext[Any], plan: DrawPlan | None) -> tuple[BlockRe
     pieces = source.array.rechunk(chunks).to_delayed().reshape(-1)
     task = dask.delayed(_block_partials)
     tasks = [
-        task(piece, j, start, statistic, ctx.bounds, None if plan is None else plan.for_data_block(j))
+        task(piece, j, start, statistic, _preparation(ctx), None if plan is None else plan.for_data_block(j))
         for j, (piece, (start, _)) in enumerate(zip(pieces, spans, strict=True))
     ]
     with guarded("statistic", statistic.name, "partial_batch"):
@@ -106,15 +111,19 @@ def _full_value(statistic: pp.DecomposableStatistic, results: tuple[BlockResult,
 
 
 def _block_partials(
-    chunk: Any, j: int, start: int, statistic: pp.DecomposableStatistic, bounds: Any, plan: DrawPlan | None
+    chunk: Any,
+    j: int,
+    start: int,
+    statistic: pp.DecomposableStatistic,
+    preparation: pp.Preparation,
+    plan: DrawPlan | None,
 ) -> BlockResult:
     """On a worker: data block j's finiteness, and its partials of the full data and (with a plan) of every
     resample."""
     values = np.ascontiguousarray(chunk, dtype=np.float64)
     if not bool(np.all(np.isfinite(values))):
         return False, None, None
-    assert isinstance(statistic, pp.Statistic)
-    prepared = np.ascontiguousarray(prepare_data(statistic, values, bounds))
+    prepared = np.ascontiguousarray(preparation(values))
     full = statistic.partial_batch(prepared, np.array([prepared.shape[0]], dtype=np.int64))
     if plan is None:
         return True, np.asarray(full, dtype=np.float64), None

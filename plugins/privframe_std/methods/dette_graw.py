@@ -198,7 +198,7 @@ class DetteGraw:
             )
         theta_star = (ctx.evaluate_resamples(resamples, 1) if everything is None else everything[1])[:, 0]
         delta_n, delta_m = ctx.sensitivity(n), ctx.sensitivity(m)
-        center_budget, boot_budget = ctx.split(self.share)
+        center_budget, boot_budget = pp.split_budget(total, self.share)
         p = inclusion_probability(n, m)
         details: dict[str, float] = {"B": float(B), "m": float(m), "p": p, "kappa": float(kappa)}
 

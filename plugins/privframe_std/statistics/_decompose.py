@@ -26,12 +26,20 @@ scaling by a power of two changes no rounding (outside the subnormal range), so 
 sum wherever that is finite."""
 
 
+EXACT_RUN = 1 << 22
+"""Values on a grid of ``2^-31`` of their magnitude sum exactly in doubles in runs of fewer than this many."""
+
+
 def segment_sums(values: pp.Array, lengths: npt.NDArray[np.integer[Any]]) -> pp.Array:
     """``SCALE`` times the sum of each run of ``lengths[r]`` consecutive entries of ``values`` (axis 0).
 
     Returns ``(rows,)`` for one-dimensional values, ``(rows, d)`` for ``(K, d)``. Rows whose plain sum
-    overflows are summed again from scaled values.
+    overflows are summed again from scaled values. For values on the mean's public grid (``Mean.prepare``)
+    every run shorter than :data:`EXACT_RUN` sums exactly, in any order; a longer run is summed in pieces
+    added exactly (:func:`combine_sums`).
     """
+    if lengths.shape[0] and int(np.max(lengths)) >= EXACT_RUN:  # the indices' shape only: data-independent
+        return _long_segment_sums(values, lengths)
     rows = lengths.shape[0]
     tail = values.shape[1:]
     if rows == 0:
@@ -60,12 +68,47 @@ def _ragged_sums(values: pp.Array, lengths: npt.NDArray[np.integer[Any]]) -> pp.
     return out
 
 
+def _long_segment_sums(values: pp.Array, lengths: npt.NDArray[np.integer[Any]]) -> pp.Array:
+    """Segment sums of runs of any length: pieces of ``EXACT_RUN - 1`` values, added exactly."""
+    starts = np.cumsum(lengths) - lengths
+    pieces = []
+    for start, length in zip(starts.tolist(), lengths.tolist(), strict=True):
+        cuts = list(range(0, length, EXACT_RUN - 1)) or [0]
+        parts = [
+            segment_sums(
+                values[start + a : start + min(a + EXACT_RUN - 1, length)], np.array([min(EXACT_RUN - 1, length - a)])
+            )
+            for a in cuts
+        ]
+        pieces.append(combine_sums(parts)[0])
+    return np.stack(pieces)
+
+
+def _two_sum(a: pp.Array, b: pp.Array) -> tuple[pp.Array, pp.Array]:
+    """``s = fl(a + b)`` and the exact error ``e``, ``s + e = a + b`` (Knuth's TwoSum; no branch)."""
+    total = a + b
+    virtual = total - a
+    error = (a - (total - virtual)) + (b - virtual)
+    return total, error
+
+
 def combine_sums(partials: Sequence[pp.Array]) -> pp.Array:
-    """The partial sums of every data block added in block order (a fixed order: bit-identical anywhere)."""
+    """The partial sums of every data block added in block order, exactly up to the last rounding.
+
+    A running two-term sum (TwoSum): the high part and the exact errors, accumulated apart and added once at
+    the end. For partial sums that are exact multiples of the mean's grid (fewer than 2^40 records in all)
+    the error terms add exactly too, so the result is the exact sum rounded once, whatever the number or
+    the order of the blocks.
+    """
     total = np.array(partials[0], dtype=np.float64, copy=True)
+    if len(partials) == 1:
+        return total
+    carry = np.zeros_like(total)
     for part in partials[1:]:
-        total += part
-    return total
+        total, error = _two_sum(total, np.asarray(part, dtype=np.float64))
+        carry += error
+    exact: pp.Array = total + carry
+    return exact
 
 
 def decomposed_batch(statistic: pp.DecomposableStatistic, x: pp.Array, index: pp.IndexMatrix) -> pp.Array:

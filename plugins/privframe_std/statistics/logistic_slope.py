@@ -321,11 +321,14 @@ class LogisticSlope:
         return coefficient
 
     def sensitivity(self, k: int, bounds: Any) -> float:
-        """``R / (k c) + tol / c``: the minimiser's replace-one L2 sensitivity plus the solver tolerance.
+        """``R / (k c) + (tol + 2^-40) / c``: the minimiser's replace-one L2 sensitivity plus the solver
+        tolerance, and a margin for the rounding of the computed gradient norm the tolerance is checked on
+        (its terms are at most R + 2 c |b| in size: its error is below 2^-40 for the norms and penalties
+        privframe allows).
 
         With ``feature_bounds``, R = 1 and the result is multiplied by the public scale of the release.
         """
-        return (_radius(bounds) / (k * self.c) + self.tol / self.c) * self._scale()
+        return (_radius(bounds) / (k * self.c) + (self.tol + 2.0**-40) / self.c) * self._scale()
 
     def population_value(self, population: Any) -> float:
         """The chosen coefficient of the penalised population minimiser of a logistic-regression model.

@@ -23,29 +23,68 @@ NOISE_MECHANISMS = MappingProxyType({pp.GDP: "gaussian", pp.ApproxDP: "laplace",
 """Additive noise by default: Gaussian under a GDP budget, Laplace under a pure or (epsilon, delta) one."""
 
 
+GRID_BITS = 31
+"""Records are rounded to a public power-of-two grid of ``2^-31`` of the bounds' magnitude (see :class:`Mean`)."""
+
+ROUNDING = math.ldexp(1.0, -50)
+"""The rounding of the final division, charged in the sensitivity (in units of the bounds' magnitude)."""
+
+MAX_DIMENSION = 1 << 22
+"""The largest dimension of vector records (the ball's shrink below covers the grid for ``sqrt(d) <= 2^11``)."""
+
+
+def grid_step(magnitude: float) -> float:
+    """The public grid ``2^(ceil(log2 magnitude) - 31)`` records are rounded to: a power of two, so a record
+    ``u h`` with ``|u| <= 2^31`` is an exact double and sums of up to 2^22 of them are exact."""
+    _, exponent = math.frexp(magnitude)  # magnitude = f 2^exponent, 0.5 <= f < 1: 2^exponent >= magnitude
+    return math.ldexp(1.0, exponent - GRID_BITS)
+
+
+def magnitude(bounds: Any) -> float:
+    """The largest absolute value a record (or the mean) can take: ``max(|low|, |high|)``, or the radius."""
+    if isinstance(bounds, pp.Bounds):
+        return max(abs(bounds.low), abs(bounds.high))
+    if isinstance(bounds, pp.L2Ball):
+        return bounds.radius
+    raise ConfigError("the mean needs (low, high) or pf.L2Ball(radius)", path="bounds")
+
+
 @attrs.frozen
 class Mean:
-    """Sample mean.
+    """Sample mean, computed exactly.
 
     Scalar data need ``bounds=(a, b)``: replace-one L2 sensitivity on k records ``(b - a) / k``. Vector
     data ``(n, d)`` need ``bounds=pf.L2Ball(R)``: sensitivity ``2 R / k``. Data are clipped (scalars) or
     projected onto the ball (vectors) first. Rate ``tau_k = sqrt(k)``.
+
+    The sums are exact, so the statistic's own rounding cannot exceed its sensitivity (a float sum of values
+    far from 0 differs between neighbours by many times ``(b - a) / k``): each record is rounded to the
+    public grid ``h = 2^(ceil(log2 M) - 31)``, ``M = max(|a|, |b|)`` (or R; vectors are first projected onto the
+    ball of radius ``R (1 - 2^-20)``, so the rounded rows stay in the ball), every partial sum of a data
+    block is then exact in doubles, and the blocks are added exactly (a two-term sum). Only the final division
+    rounds, twice at most by ``2^-53`` of the mean: ``2^-50 M`` is added to the sensitivity. The mean of the
+    rounded records is within ``h / 2 <= 2^-31 M`` of the mean. The core computes the mean on data shifted
+    by the public lower bound (``traits.equivariant``), where ``M = b - a``.
     """
 
     name: ClassVar[str] = "mean"
-    traits: ClassVar[pp.StatisticTraits] = pp.StatisticTraits(default_mechanisms=NOISE_MECHANISMS)
+    traits: ClassVar[pp.StatisticTraits] = pp.StatisticTraits(equivariant=True, default_mechanisms=NOISE_MECHANISMS)
 
     def prepare(self, x: pp.Array, bounds: Any) -> pp.Array:
-        """Clip scalars to the interval, or project rows onto the ball."""
+        """Clip scalars to the interval, or project rows onto the ball, then round to the public grid."""
+        step = grid_step(magnitude(bounds))
         if isinstance(bounds, pp.Bounds):
             if x.ndim != 1:
                 raise DataError("scalar bounds need one-dimensional data (use pf.L2Ball for vectors)", path="x")
-            return bounds.clip(x)
-        if isinstance(bounds, pp.L2Ball):
+            clipped = bounds.clip(x)
+        else:
             if x.ndim != 2:
                 raise DataError("an L2Ball bound needs two-dimensional data (n, d)", path="x")
-            return bounds.clip(x)
-        raise ConfigError("the mean needs (low, high) or pf.L2Ball(radius)", path="bounds")
+            if x.shape[1] > MAX_DIMENSION:
+                raise ConfigError(f"vector records of more than {MAX_DIMENSION} coordinates", path="x")
+            clipped = pp.L2Ball(bounds.radius * (1.0 - 2.0**-20)).clip(x)
+        rounded: pp.Array = np.rint(clipped / step) * step  # exact: a power of two
+        return np.clip(rounded, bounds.low, bounds.high) if isinstance(bounds, pp.Bounds) else rounded
 
     def evaluate(self, x: pp.Array) -> pp.Array:
         """The mean, shape ``(d,)``: sums per public data block, added in block order, over n."""
@@ -70,11 +109,12 @@ class Mean:
         return means
 
     def sensitivity(self, k: int, bounds: Any) -> float:
-        """L2 global sensitivity on k records under replace-one."""
+        """L2 global sensitivity on k records under replace-one, with the final rounding charged:
+        ``(b - a) / k`` or ``2 R / k``, plus ``2^-50 M``."""
         if isinstance(bounds, pp.Bounds):
-            return bounds.width / k
+            return bounds.width / k + ROUNDING * magnitude(bounds)
         if isinstance(bounds, pp.L2Ball):
-            return 2.0 * bounds.radius / k
+            return 2.0 * bounds.radius / k + ROUNDING * bounds.radius
         raise ConfigError("the mean needs (low, high) or pf.L2Ball(radius)", path="bounds")
 
     def log_smooth_sensitivity(self, x: pp.Array, beta: float, bounds: Any) -> float:

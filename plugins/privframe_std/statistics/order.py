@@ -502,7 +502,7 @@ class Quantile:
     @property
     def traits(self) -> pp.StatisticTraits:
         """A quantile at level ``q``, released by the exponential mechanism by default (any budget kind)."""
-        return pp.StatisticTraits(quantile=self.level, default_mechanisms=_EXPONENTIAL)
+        return pp.StatisticTraits(quantile=self.level, equivariant=True, default_mechanisms=_EXPONENTIAL)
 
     def rank(self, k: int) -> int:
         """The 1-based rank of the order statistic on k records."""

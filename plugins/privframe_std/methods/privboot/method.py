@@ -225,7 +225,8 @@ class PrivBoot:
         spread = unit * math.sqrt(excess) if excess > 0 else 0.0 if excess <= 0 else math.nan
         z = float(special.ndtri(1 - alpha / 2))
         low, high = center - z * spread, center + z * spread
-        diagnostics["standard_interval"] = (low, high)  # post-processing of the releases: free to report
+        # post-processing of the releases, free to report, in the data's own coordinates
+        diagnostics["standard_interval"] = (low + ctx.coordinates.offset, high + ctx.coordinates.offset)
         if self.ci == "deconvolution":
             fit = fit_gmodel(
                 releases,

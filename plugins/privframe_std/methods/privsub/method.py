@@ -77,8 +77,9 @@ class PrivSub:
         """A sampler and an additive or selection mechanism (none with ``estimator=``, which privatises the
         statistic itself); the private estimator converts the per-call budget to the mechanism's kind itself.
         Accepts a Dask array with a decomposable statistic and an additive mechanism."""
-        mechanism = None if self.estimator is not None else (pp.Mechanism, pp.SelectionMechanism)
-        return pp.MethodNeeds(mechanism=mechanism, mechanism_budget="own", distributed=True)
+        own = self.estimator is not None  # a user estimator sees the records as they are: no shift
+        mechanism = None if own else (pp.Mechanism, pp.SelectionMechanism)
+        return pp.MethodNeeds(mechanism=mechanism, mechanism_budget="own", distributed=True, shift=not own)
 
     def defaults(self, budget: pp.Budget | None, confidence: float) -> Mapping[str, object]:
         """WOR subsamples (m = n^(2/3), T = 60), the statistic's default mechanism (none with ``estimator=``),
@@ -169,6 +170,10 @@ class PrivSub:
             theta_n + (tau_m / tau_n) * (theta_sub - theta_n), theta_n, self.quantile_method, kind=self.interval
         )
         low, high = ecdf.interval(ctx.confidence)
+        if ctx.coordinates.offset:  # the ECDF a user reads is in the data's own coordinates (post-processing)
+            ecdf = attrs.evolve(
+                ecdf, values=ecdf.values + ctx.coordinates.offset, center=ecdf.center + ctx.coordinates.offset
+            )
         return ctx.interval(
             low,
             high,
