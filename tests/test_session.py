@@ -49,6 +49,11 @@ def _privsub(session: pf.Session, x: Any, budget: pf.Budget, **kw: Any) -> pf.In
     return session.confidence_interval(x, "mean", method="privsub", budget=budget, bounds=BOUNDS, **kw)
 
 
+def _lines(path: Path) -> list[dict[str, Any]]:
+    """The lines of a session file, as tables (the header first)."""
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
 class Counter:
     """Counts the calls of a wrapped function."""
 
@@ -372,7 +377,7 @@ def test_a_session_file_is_created_reloaded_and_its_total_never_changes(x: np.nd
     path = tmp_path / "s.json"
     session = pf.Session.open(path, pf.GDP(1.0))
     assert path.is_file()
-    assert json.loads(path.read_text())["calls"] == []
+    assert [record["format"] for record in _lines(path)] == ["privframe-session/2"]  # a header, no record yet
     _mean(session, x, pf.GDP(0.6), rng=1)
     reloaded = pf.Session.open(path)
     assert reloaded.budget == pf.GDP(1.0)
@@ -401,12 +406,14 @@ def test_a_call_is_on_file_before_it_reads_the_data(
     original = Pipeline.execute
 
     def spy(self: Pipeline, data: Any, rng: Any = None, **kwargs: Any) -> Any:
-        seen.append([call["outcome"] for call in json.loads(path.read_text())["calls"]])
+        seen.append([record["kind"] for record in _lines(path)[1:]])
+        assert [call.outcome for call in pf.Session.open(path).calls] == ["running"]
         return original(self, data, rng, **kwargs)
 
     monkeypatch.setattr(Pipeline, "execute", spy)
     _mean(session, x, pf.GDP(0.6), rng=1)
-    assert seen == [["running"]]
+    assert seen == [["admit"]]
+    assert [record["kind"] for record in _lines(path)[1:]] == ["admit", "finish"]
     assert [call.outcome for call in pf.Session.open(path).calls] == ["released"]
 
 
