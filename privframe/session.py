@@ -55,11 +55,6 @@ from privframe.privacy.events import PrivacyEvent
 from privframe.privacy.ledger import Ledger
 from privframe.results import IntervalResult, RegionResult
 
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - not POSIX: sessions in one process only
-    fcntl = None  # type: ignore[assignment]
-
 __all__ = ["Session", "SessionCall", "call_charge", "compose_charges"]
 
 _REL_TOL = 1e-12
@@ -213,6 +208,7 @@ class Session:
         self._log: session_log.Log | None = None
         self._key: bytes | None = None
         self._anchor: Anchor | None = None
+        self._witness = _NO_WITNESS
         self._check_recorded()
 
     # -- state --------------------------------------------------------------------------------------------
@@ -405,9 +401,15 @@ class Session:
         """The session file's random id (None for a session in memory)."""
         return None if self._log is None else str(self._log.header["session"])
 
-    def _locked(self) -> contextlib.AbstractContextManager[None]:
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
         """An exclusive lock on the session file's lock file (nothing for a session in memory)."""
-        return _lock(self._path)
+        with session_log.locked(self._path) as witness:
+            self._witness = witness
+            try:
+                yield
+            finally:
+                self._witness = _NO_WITNESS
 
     def _reload(self) -> None:
         """Read the lines other processes appended since this session last looked (under the lock).
@@ -418,6 +420,7 @@ class Session:
         if self._path is None or self._log is None:
             return
         log = session_log.reread(self._path, self._key, self._log)
+        self._witness.check(log)
         for record in log.records[len(self._log.records) :]:
             _apply(record, self._budget, self._calls)
         self._log = log
@@ -431,6 +434,7 @@ class Session:
             self._anchor(record["hash"])  # before the line is written: a failing anchor leaves no charge
         session_log.append(self._path, [record])
         self._log = self._log.extended([record])
+        self._witness.write(self._log)
 
     def _attach(self, file: Path, log: session_log.Log, key: bytes | None, anchor: Anchor | None) -> Session:
         self._path, self._log, self._key, self._anchor = file, log, key, anchor
@@ -473,8 +477,8 @@ class Session:
         """
         file, key = Path(path), session_log.check_key(key)
         expected = _check_head(expect_head)
-        with _lock(file):
-            log = _open_log(file, budget, key, expected, anchor)
+        with session_log.locked(file) as witness:
+            log = _open_log(file, budget, key, expected, anchor, witness)
         total, calls = _replay(log)
         if budget is not None and budget != total:
             raise ConfigError(
@@ -493,8 +497,13 @@ class Session:
         The calls are recorded as they were charged here; :meth:`open` then continues the file.
         """
         file = Path(path)
-        with _lock(file):
-            _new_log(file, self._budget, self._calls, session_log.check_key(key), None, {})
+        with session_log.locked(file) as witness:
+            if file.exists():
+                raise ConfigError(
+                    "the session file already exists; a session file is never overwritten", path="session"
+                )
+            witness.refuse_missing()
+            witness.write(_new_log(file, self._budget, self._calls, session_log.check_key(key), None, {}))
 
     @classmethod
     def upgrade(cls, path: str | Path, *, key: bytes | None = None, anchor: Anchor | None = None) -> Session:
@@ -506,7 +515,7 @@ class Session:
         ``path.v1``.
         """
         file, key = Path(path), session_log.check_key(key)
-        with _lock(file):
+        with session_log.locked(file) as witness:
             total, calls = _read_legacy(file)
             backup = file.with_name(file.name + ".v1")
             fresh = file.with_name(f".{file.name}.upgrade")
@@ -516,29 +525,14 @@ class Session:
             log = _new_log(fresh, total, calls, key, anchor, {"upgraded": upgraded})
             _link_backup(file, backup)
             os.replace(fresh, file)
+            witness.write(log)
         return cls(total, calls=calls)._attach(file, log, key, anchor)
 
 
 Anchor = Callable[[str], object]
 """A callable given each new head of a session file (``Session.open(anchor=...)``)."""
 
-
-@contextlib.contextmanager
-def _lock(file: Path | None) -> Iterator[None]:
-    """An exclusive lock on ``file.lock`` (nothing for a session in memory or without ``fcntl``)."""
-    if file is None or fcntl is None:
-        yield
-        return
-    lock = file.with_name(file.name + ".lock")
-    try:
-        handle = os.open(lock, os.O_CREAT | os.O_RDWR, 0o600)
-    except OSError as exc:
-        raise PrivframeError(f"cannot open the session's lock file ({exc.strerror})", path="session") from exc
-    try:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(handle)  # closing releases the lock
+_NO_WITNESS = session_log.Witness(None, "")
 
 
 def _check_head(head: str | None) -> str | None:
@@ -550,18 +544,28 @@ def _check_head(head: str | None) -> str | None:
 
 
 def _open_log(
-    file: Path, budget: Budget | None, key: bytes | None, expected: str | None, anchor: Anchor | None
+    file: Path,
+    budget: Budget | None,
+    key: bytes | None,
+    expected: str | None,
+    anchor: Anchor | None,
+    witness: session_log.Witness,
 ) -> session_log.Log:
-    """The verified log in ``file``, or a new one with total ``budget`` (the caller holds the lock)."""
+    """The verified log in ``file``, or a new one with total ``budget`` (``witness`` holds the lock)."""
     if file.exists():
-        return session_log.read(file, key)
+        log = session_log.read(file, key)
+        witness.check(log)
+        return log
     if expected is not None:
         raise session_log.altered("it is gone, yet a head was expected: it was deleted or moved")
+    witness.refuse_missing()
     if budget is None:
         raise ConfigError("a new session file needs its total budget", path="session-budget")
     if not isinstance(budget, (GDP, ApproxDP, PureDP)):
         raise BudgetError("expected pf.GDP, pf.ApproxDP or pf.PureDP", path="budget")
-    return _new_log(file, budget, (), key, anchor, {})
+    log = _new_log(file, budget, (), key, anchor, {})
+    witness.write(log)
+    return log
 
 
 def _new_log(
@@ -714,11 +718,15 @@ def _covers(charge: Budget, budget: Budget) -> bool:
 def _read_legacy(file: Path) -> tuple[Budget, list[SessionCall]]:
     """The total and calls of a ``privframe-session/1`` file (for :meth:`Session.upgrade`)."""
     try:
-        table = json.loads(file.read_text(encoding="utf-8"))
+        text = file.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise ConfigError("no session file to upgrade", path="session") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError("cannot read the session file (not UTF-8 JSON)", path="session") from exc
+    try:
+        table = json.loads(text)
+    except json.JSONDecodeError:
+        table = None
     if not isinstance(table, Mapping) or table.get("format") != session_log.LEGACY_FORMAT:
         raise ConfigError(f"only a {session_log.LEGACY_FORMAT} file can be upgraded", path="session")
     budget, calls = table.get("budget"), table.get("calls", [])

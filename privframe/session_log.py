@@ -24,11 +24,12 @@ an administrator may make the file append-only (``chattr +a``) without breaking 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -36,15 +37,22 @@ import attrs
 
 from privframe.errors import ConfigError, PrivframeError
 
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not POSIX: sessions in one process only, no witness
+    fcntl = None  # type: ignore[assignment]
+
 __all__ = [
     "FORMAT",
     "GENESIS",
     "LEGACY_FORMAT",
     "Log",
+    "Witness",
     "altered",
     "append",
     "canonical",
     "create",
+    "locked",
     "read",
     "reread",
     "seal",
@@ -291,3 +299,90 @@ def _write_all(handle: int, records: Sequence[Mapping[str, Any]]) -> None:
         raise PrivframeError(f"cannot write the session file ({exc.strerror})", path="session") from exc
     finally:
         os.close(handle)
+
+
+@attrs.frozen
+class Witness:
+    """The lock file beside a session file, held locked, and the last line privframe wrote, kept in it.
+
+    After every write privframe records the session's id, the last line's ``seq`` and its hash in the
+    lock file. A session file that no longer holds that line (its calls emptied, its last lines removed,
+    an older copy put back) or that was deleted is then refused, unless the lock file was removed too: a
+    tripwire against a careless reset, not a defence against someone who knows to remove both (only a
+    head kept elsewhere is that).
+
+    Parameters
+    ----------
+    handle : int or None
+        The open, locked lock file (None for a session in memory or without ``fcntl``).
+    name : str
+        The lock file's name, for messages.
+    """
+
+    handle: int | None
+    name: str
+
+    def read(self) -> dict[str, Any] | None:
+        """What the lock file records (None when it records nothing: new, or from privframe-session/1)."""
+        if self.handle is None:
+            return None
+        text = os.pread(self.handle, 1 << 12, 0).decode("ascii", errors="replace").strip()
+        if not text:
+            return None
+        try:
+            table = json.loads(text)
+        except json.JSONDecodeError:
+            table = None
+        if not isinstance(table, dict) or not isinstance(table.get("seq"), int):
+            raise ConfigError(f"{self.name}, the session's lock file, was altered: {_TRUST}", path="session")
+        return table
+
+    def write(self, log: Log) -> None:
+        """Record the last line of ``log`` (after it was written to the session file)."""
+        if self.handle is not None:
+            data = canonical({"session": log.header.get("session"), "seq": len(log.records) - 1, "head": log.head})
+            os.ftruncate(self.handle, 0)
+            os.pwrite(self.handle, (data + "\n").encode("ascii"), 0)
+
+    def check(self, log: Log) -> None:
+        """Refuse ``log`` if it does not hold the last line the lock file records."""
+        seen = self.read()
+        if seen is None:
+            return
+        if seen.get("session") != log.header.get("session"):
+            raise altered(f"{self.name} beside it records another session: the file was replaced")
+        seq = int(seen["seq"])
+        if not 0 <= seq < len(log.records) or log.records[seq]["hash"] != seen.get("head"):
+            raise altered(
+                f"it does not hold line {seq + 1}, which privframe wrote ({self.name} records it): it was cut "
+                "short, its calls removed, or replaced by an older copy of itself"
+            )
+
+    def refuse_missing(self) -> None:
+        """A missing session file whose lock file records lines: it was deleted or moved."""
+        seen = self.read()
+        if seen is not None:
+            raise ConfigError(
+                f"the session file is gone, yet {self.name} beside it records {int(seen['seq']) + 1} lines of it: "
+                f"it was deleted or moved. Restore it; only for data no call has read yet, remove {self.name} "
+                "too and start a new session",
+                path="session",
+            )
+
+
+@contextlib.contextmanager
+def locked(file: Path | None) -> Iterator[Witness]:
+    """An exclusive lock on ``file.lock``, as the :class:`Witness` it holds (nothing for ``file=None``)."""
+    if file is None or fcntl is None:
+        yield Witness(None, "")
+        return
+    lock = file.with_name(file.name + ".lock")
+    try:
+        handle = os.open(lock, os.O_CREAT | os.O_RDWR, 0o600)
+    except OSError as exc:
+        raise PrivframeError(f"cannot open the session's lock file ({exc.strerror})", path="session") from exc
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield Witness(handle, lock.name)
+    finally:
+        os.close(handle)  # closing releases the lock
