@@ -9,6 +9,14 @@
 - A call that starts on the data is charged in full whatever its outcome: a failed PTR test (whose
   ``PTRFailed`` carries the run's ledger) and an error count.
 - A session file records every call before it runs and again when it ends; reopening it restores the session.
+  A refusal that needs only n (blbquant's ``min_block``) is checked before the call is admitted: free.
+- The file is a hash chain of canonical JSON lines: an edited, removed, reordered, inserted or cut-short line
+  and a changed header are refused; a file cut back to an earlier line or deleted is refused while its
+  lock file remembers the last line, and always with an expected head; a chain rewritten with recomputed
+  hashes only under a key. A resealed chain is still replayed by the rules (order, charges, the total).
+  A ``privframe-session/1`` file is refused until ``Session.upgrade`` converts it.
+- Four spawned processes racing on one file admit exactly what the total allows, each call once; a process
+  that dies mid-call leaves its charge on file.
 - ``privframe run --session FILE --session-budget SPEC`` charges each run to the file.
 """
 
@@ -18,7 +26,10 @@ import hashlib
 import hmac
 import json
 import math
+import multiprocessing
+import os
 import re
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -980,3 +991,109 @@ def test_a_resealed_chain_is_still_replayed_by_the_rules(ledger: Path, case: str
     _write_lines(ledger, _reseal(tables))
     _lock_file(ledger).unlink()
     _refused(ledger, match)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Several processes on one session file
+# ---------------------------------------------------------------------------------------------------------
+
+
+def _race_worker(path: str, worker: int, calls: int, mu: float, barrier: Any, queue: Any) -> None:
+    """One process of a race: ``calls`` cheap calls at mu-GDP on the shared file; puts what happened."""
+    try:
+        pf.confidence_interval(SMALL, "mean", method="cr-gs", budget=pf.GDP(1.0), bounds=BOUNDS, B=20, rng=0)
+        session = pf.Session.open(path)  # the plugins are loaded (above, outside the session): a tight race
+        barrier.wait(timeout=300)
+        start, released, refused = time.perf_counter(), 0, 0
+        for i in range(calls):
+            try:
+                _cheap(session, pf.GDP(mu), rng=1000 * worker + i)
+            except pf.BudgetError:
+                refused += 1
+            else:
+                released += 1
+        queue.put((worker, released, refused, time.perf_counter() - start, ""))
+    except BaseException as exc:  # the parent reports it instead of waiting
+        queue.put((worker, 0, 0, 0.0, repr(exc)))
+
+
+def _race(path: Path, workers: int, calls: int, mu: float, total: float) -> None:
+    """``workers`` spawned processes race ``calls`` calls each on one file; the file is checked by hand."""
+    pf.Session.open(path, pf.GDP(total))
+    context = multiprocessing.get_context("spawn")
+    barrier, queue = context.Barrier(workers), context.Queue()
+    processes = [
+        context.Process(target=_race_worker, args=(str(path), w, calls, mu, barrier, queue)) for w in range(workers)
+    ]
+    start = time.perf_counter()
+    for process in processes:
+        process.start()
+    try:
+        results = [queue.get(timeout=600) for _ in processes]
+    finally:
+        for process in processes:
+            process.join(timeout=60)
+            if process.is_alive():  # pragma: no cover - a hung worker
+                process.kill()
+    wall = time.perf_counter() - start
+    assert [error for *_, error in results if error] == []
+    assert [process.exitcode for process in processes] == [0] * workers
+    tables = _lines(path)
+    assert _reseal(tables) == tables  # the chain verifies, recomputed by hand
+    admits = [table for table in tables if table.get("kind") == "admit"]
+    finishes = [table for table in tables if table.get("kind") == "finish"]
+    labels = [table["call"] for table in admits]
+    assert labels == [f"call {k}" for k in range(1, len(admits) + 1)]  # every admitted call once, in order
+    assert sorted(table["call"] for table in finishes) == sorted(labels)  # and ended once
+    assert all(tables.index(a) < tables.index(f) for a in admits for f in finishes if f["call"] == a["call"])
+    assert {table["outcome"] for table in finishes} == {"released"}
+    spent = math.sqrt(math.fsum(table["charge"]["mu"] ** 2 for table in admits))  # mu adds in squares
+    assert spent <= total * (1 + 1e-12)  # never overspent
+    admitted = round((total / mu) ** 2)  # what the total admits (exact here: mu and total are powers of 2)
+    released, refused = sum(r[1] for r in results), sum(r[2] for r in results)
+    assert len(admits) == released == admitted
+    assert refused == workers * calls - admitted
+    session = pf.Session.open(path)
+    assert len(session.calls) == admitted
+    assert isinstance(session.spent, pf.GDP)
+    assert session.spent.mu == pytest.approx(total, rel=1e-12)
+    per_worker = sorted((r[0], r[1]) for r in results)
+    race = max(r[3] for r in results)
+    print(
+        f"\n{workers} x {calls}: admitted {admitted}, released {released}, refused {refused}, released by "
+        f"worker {per_worker}; race {race:.1f} s, wall {wall:.1f} s (with the processes' start)"
+    )
+
+
+def test_four_processes_race_fifty_calls_each_on_one_session_file(tmp_path: Path) -> None:
+    """4 spawned processes x 50 calls at 0.125-GDP race on a 1-GDP file: exactly 64 of the 200 are admitted,
+    each once, and the file never overspends (about 20 s on two busy cores, nearly all of it the processes'
+    start: the race itself takes a second or two)."""
+    _race(tmp_path / "shared.json", workers=4, calls=50, mu=0.125, total=1.0)
+
+
+def _dying_worker(path: str) -> None:
+    """A process that dies (no exception, no cleanup) once its call has started on the data."""
+
+    def die(self: Pipeline, *args: Any, **kwargs: Any) -> Any:
+        os._exit(17)
+
+    Pipeline.execute = die  # type: ignore[method-assign]
+    _cheap(pf.Session.open(path), pf.GDP(0.5))
+
+
+def test_a_process_that_dies_mid_call_leaves_its_charge_on_file(tmp_path: Path) -> None:
+    path = tmp_path / "s.json"
+    pf.Session.open(path, pf.GDP(1.0))
+    process = multiprocessing.get_context("spawn").Process(target=_dying_worker, args=(str(path),))
+    process.start()
+    process.join(timeout=300)
+    assert process.exitcode == 17
+    assert [table.get("kind") for table in _lines(path)] == [None, "admit"]  # admitted, never ended
+    session = pf.Session.open(path)  # the chain verifies
+    (call,) = session.calls
+    assert (call.outcome, call.charge) == ("running", pf.GDP(0.5))
+    assert session.spent == pf.GDP(0.5)
+    assert not session.fits(pf.GDP(0.9))
+    _cheap(session, pf.GDP(0.8))
+    assert [call.outcome for call in pf.Session.open(path).calls] == ["running", "released"]
