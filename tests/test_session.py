@@ -601,6 +601,56 @@ def test_cli_session_budget_specs(
         assert status == (2 if isinstance(budget, pf.PureDP) else 0), spec
 
 
+def test_cli_sessions_print_their_head_and_take_a_key_and_an_expected_head(
+    cli_files: tuple[Path, Path, Path], capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    config, data, session = cli_files
+    key = tmp_path / "session.key"
+    key.write_bytes(bytes(range(32)))
+    args = ["run", str(config), "--data", str(data), "--session", str(session), "--session-key-file", str(key)]
+    assert main([*args, "--session-budget", "mu=1", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)["session"]
+    head = out["head"]
+    assert head == _lines(session)[-1]["hash"]
+    assert out["id"] == _lines(session)[0]["session"]
+    assert _lines(session)[0]["mac"] == "hmac-sha256"
+    assert main([*args, "--session-expect-head", head]) == 0  # the file extends the head kept
+    captured = capsys.readouterr().out
+    later = pf.Session.open(session, key=key.read_bytes()).head
+    assert f"session head {later}" in captured
+    older = session.read_bytes()
+    session.write_bytes(older[: older.rindex(b"\n", 0, -1) + 1])  # the last line removed
+    session.with_name(session.name + ".lock").unlink()
+    assert main([*args, "--session-expect-head", later]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("privframe: error: session: the session file was altered")
+    assert "does not hold the head you expected" in err
+    no_key = [arg for arg in args if arg not in ("--session-key-file", str(key))]
+    assert main(no_key) == 2
+    assert "sealed with a key" in capsys.readouterr().err
+    assert main([*no_key, "--session-expect-head", "abc"]) == 2
+    assert capsys.readouterr().err.startswith("privframe: error: session-expect-head: expected a session head")
+    short = tmp_path / "short.key"
+    short.write_bytes(b"short")
+    assert main([*no_key, "--session-key-file", str(short)]) == 2
+    assert capsys.readouterr().err.startswith("privframe: error: session-key-file: expected a secret")
+    assert main([*no_key, "--session-key-file", str(tmp_path / "missing.key")]) == 2
+    assert capsys.readouterr().err.startswith("privframe: error: session-key-file: cannot read the key file")
+    plain = ["run", str(config), "--data", str(data)]
+    for option, value in (("--session-expect-head", head), ("--session-key-file", str(key))):
+        assert main([*plain, option, value]) == 2
+        assert f"{option[2:]}: only meaningful with --session" in capsys.readouterr().err
+
+
+def test_cli_refuses_a_version_1_session_file(
+    cli_files: tuple[Path, Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    config, data, session = cli_files
+    _v1_file(session)
+    assert main(["run", str(config), "--data", str(data), "--session", str(session)]) == 2
+    assert "pf.Session.upgrade(path)" in capsys.readouterr().err
+
+
 def test_two_sessions_on_one_file_see_each_others_charges(tmp_path: Path, x: np.ndarray) -> None:
     """Two handles on one file (two processes, say) reread the file under a lock before admitting a call, so
     together they cannot spend more than the total."""
