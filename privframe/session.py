@@ -474,6 +474,16 @@ class Session:
             Called with the new :attr:`head` each time the file is about to grow (before a call reads the
             data, and when it ends), under the session's lock, to keep the head elsewhere. If it raises,
             nothing is written and the call does not run.
+
+        Returns
+        -------
+        Session
+
+        Raises
+        ------
+        ConfigError
+            At path ``session`` when the file was altered (the session cannot be trusted), is a
+            ``privframe-session/1`` file (see :meth:`upgrade`), or holds another total than ``budget``.
         """
         file, key = Path(path), session_log.check_key(key)
         expected = _check_head(expect_head)
@@ -495,12 +505,19 @@ class Session:
         """Write this session (in memory) to a new session file; an existing file is never overwritten.
 
         The calls are recorded as they were charged here; :meth:`open` then continues the file.
+
+        Parameters
+        ----------
+        path : str or Path
+            The new session file.
+        key : bytes, optional
+            Seal it with HMAC-SHA256 under this secret (see :meth:`open`).
         """
         file = Path(path)
         with session_log.locked(file) as witness:
             if file.exists():
                 raise ConfigError(
-                    "the session file already exists; a session file is never overwritten", path="session"
+                    "the session file already exists and is never overwritten; save to a new path", path="session"
                 )
             witness.refuse_missing()
             witness.write(_new_log(file, self._budget, self._calls, session_log.check_key(key), None, {}))
@@ -513,6 +530,18 @@ class Session:
         new file's header records that its first calls were ``upgraded`` from an unverified file (how many
         of them), and the chain vouches only for what follows. The old file is kept beside the new one as
         ``path.v1``.
+
+        Parameters
+        ----------
+        path : str or Path
+            The ``privframe-session/1`` file.
+        key, anchor
+            As for :meth:`open`.
+
+        Returns
+        -------
+        Session
+            The upgraded session, open on ``path``.
         """
         file, key = Path(path), session_log.check_key(key)
         with session_log.locked(file) as witness:
@@ -728,7 +757,10 @@ def _read_legacy(file: Path) -> tuple[Budget, list[SessionCall]]:
     except json.JSONDecodeError:
         table = None
     if not isinstance(table, Mapping) or table.get("format") != session_log.LEGACY_FORMAT:
-        raise ConfigError(f"only a {session_log.LEGACY_FORMAT} file can be upgraded", path="session")
+        raise ConfigError(
+            f"only a {session_log.LEGACY_FORMAT} file can be upgraded; open any other with pf.Session.open",
+            path="session",
+        )
     budget, calls = table.get("budget"), table.get("calls", [])
     if not isinstance(budget, Mapping):
         raise ConfigError("expected a budget table", path="session.budget")

@@ -45,12 +45,16 @@ except ImportError:  # pragma: no cover - not POSIX: sessions in one process onl
 __all__ = [
     "FORMAT",
     "GENESIS",
+    "KEYED",
     "LEGACY_FORMAT",
+    "MIN_KEY_BYTES",
+    "UNKEYED",
     "Log",
     "Witness",
     "altered",
     "append",
     "canonical",
+    "check_key",
     "create",
     "locked",
     "read",
@@ -272,7 +276,7 @@ def create(file: Path, records: Sequence[Mapping[str, Any]]) -> None:
         handle = os.open(file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except FileExistsError:
         raise ConfigError(
-            "the session file already exists; a session file is never overwritten", path="session"
+            "the session file already exists and is never overwritten; save to a new path", path="session"
         ) from None
     except OSError as exc:
         raise PrivframeError(f"cannot create the session file ({exc.strerror})", path="session") from exc
