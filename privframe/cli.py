@@ -7,6 +7,7 @@ import json
 import os
 import sys
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -74,12 +75,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--session",
         metavar="FILE",
-        help="charge the run to this session ledger (JSON, created if missing): repeated runs compose",
+        help="charge the run to this session file (a hash-chained log, created if missing): repeated runs compose",
     )
     p.add_argument(
         "--session-budget",
         metavar="SPEC",
         help="total budget of a new session file: mu=M[,delta=D] or epsilon=E[,delta=D]",
+    )
+    p.add_argument(
+        "--session-expect-head",
+        metavar="HEAD",
+        help="refuse a session file that does not hold this head (printed by an earlier run): an older copy",
+    )
+    p.add_argument(
+        "--session-key-file",
+        metavar="KEYFILE",
+        help="seal the session file with HMAC-SHA256 under the secret in this file (its bytes, >= 16)",
     )
     p.add_argument("--json", action="store_true", help="print JSON")
 
@@ -298,6 +309,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         _print_result(result)
         if session is not None:
             print(f"  session {args.session}: {session.summary()}")
+            print(f"  session head {session.head} (keep it elsewhere; check later with --session-expect-head)")
     return 0
 
 
@@ -344,11 +356,29 @@ def _budget_spec(spec: str, path: str) -> Budget:
 
 def _open_session(args: argparse.Namespace) -> Session | None:
     if args.session is None:
-        if args.session_budget is not None:
-            raise PrivframeError("only meaningful with --session", path="session-budget")
+        for name in ("session_budget", "session_expect_head", "session_key_file"):
+            if getattr(args, name) is not None:
+                raise PrivframeError("only meaningful with --session", path=name.replace("_", "-"))
         return None
     total = None if args.session_budget is None else _budget_spec(args.session_budget, "session-budget")
-    return Session.open(args.session, total)
+    key = _session_key(args.session_key_file)
+    try:
+        return Session.open(args.session, total, key=key, expect_head=args.session_expect_head)
+    except PrivframeError as exc:
+        option = {"key": "session-key-file", "expect_head": "session-expect-head"}.get(exc.path or "")
+        if option is None:
+            raise
+        raise type(exc)(exc.message, path=option) from None
+
+
+def _session_key(path: str | None) -> bytes | None:
+    """The bytes of the key file (never printed), or None."""
+    if path is None:
+        return None
+    try:
+        return Path(path).read_bytes()
+    except OSError as exc:
+        raise PrivframeError(f"cannot read the key file ({exc.strerror})", path="session-key-file") from None
 
 
 def _session_dict(session: Session) -> dict[str, Any]:
@@ -357,6 +387,8 @@ def _session_dict(session: Session) -> dict[str, Any]:
         "spent": None if session.spent is None else str(session.spent),
         "remaining": None if session.remaining is None else str(session.remaining),
         "calls": len(session.calls),
+        "id": session.id,
+        "head": session.head,
     }
 
 

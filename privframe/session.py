@@ -17,22 +17,32 @@ A call is charged in full once it starts on the data, whatever its outcome: a pr
 failure, a sampler rejection and an error all count, because the session cannot tell what the attempt
 revealed. A call refused by the session, or rejected while its configuration is checked (when the pipeline
 is built), costs nothing.
+
+A session kept in a file (:meth:`Session.open`) appends one line when a call is admitted (before it reads
+the data) and one when it ends, under an exclusive lock, so several processes share one total. The lines
+form a hash chain (:mod:`privframe.session_log`), verified when the file is opened and each time it is
+reread: a file that was edited, cut short or reordered is refused, never silently accepted. What the chain
+cannot detect (a deleted file, an older copy, a chain rewritten with recomputed hashes), and what covers it
+(a head kept elsewhere, a key), is in ``docs/concepts.md``, sessions.
 """
 
 from __future__ import annotations
 
 import contextlib
+import datetime
+import importlib.metadata
 import json
 import math
 import os
-import tempfile
-from collections.abc import Iterator, Mapping, Sequence
+import secrets
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import attrs
 import numpy.typing as npt
 
+from privframe import session_log
 from privframe._rng import RngLike
 from privframe.api import as_interval, as_region
 from privframe.data.distributed import DistributedData
@@ -45,14 +55,8 @@ from privframe.privacy.events import PrivacyEvent
 from privframe.privacy.ledger import Ledger
 from privframe.results import IntervalResult, RegionResult
 
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - not POSIX: sessions in one process only
-    fcntl = None  # type: ignore[assignment]
-
 __all__ = ["Session", "SessionCall", "call_charge", "compose_charges"]
 
-_FORMAT = "privframe-session/1"
 _REL_TOL = 1e-12
 OUTCOMES = ("running", "released", "ptr-failed", "error")
 
@@ -201,6 +205,10 @@ class Session:
         self._budget = budget
         self._calls: list[SessionCall] = list(calls)
         self._path: Path | None = None
+        self._log: session_log.Log | None = None
+        self._key: bytes | None = None
+        self._anchor: Anchor | None = None
+        self._witness = _NO_WITNESS
         self._check_recorded()
 
     # -- state --------------------------------------------------------------------------------------------
@@ -316,8 +324,8 @@ class Session:
             charge = self._after(budget)
             assert budget is not None
             call = SessionCall(f"call {len(self._calls) + 1}", budget, charge, "running")
+            self._record(_admit_record(call))  # on file before the data are read
             self._calls.append(call)
-            self._store()
         try:
             result = pipe.execute(data, rng, region=region)
         except PTRFailed as exc:
@@ -333,8 +341,8 @@ class Session:
         with self._locked():
             self._reload()
             done = attrs.evolve(call, outcome=outcome, events=events)
+            self._record(_finish_record(done))
             self._calls = [done if recorded.label == call.label else recorded for recorded in self._calls]
-            self._store()
 
     def _check_recorded(self) -> None:
         gdp = isinstance(self._budget, GDP)
@@ -378,104 +386,404 @@ class Session:
 
     # -- files --------------------------------------------------------------------------------------------
 
+    @property
+    def head(self) -> str | None:
+        """The hash of the last line of the session file (None for a session in memory).
+
+        It fixes the whole file up to that line: keep it somewhere the analyst cannot rewrite (an
+        append-only log, a database) and pass it back as ``Session.open(path, expect_head=...)`` to refuse
+        a file that was replaced by an older copy of itself, rewritten or deleted.
+        """
+        return None if self._log is None else self._log.head
+
+    @property
+    def id(self) -> str | None:
+        """The session file's random id (None for a session in memory)."""
+        return None if self._log is None else str(self._log.header["session"])
+
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
         """An exclusive lock on the session file's lock file (nothing for a session in memory)."""
-        if self._path is None or fcntl is None:
-            yield
-            return
-        lock = self._path.with_name(self._path.name + ".lock")
-        try:
-            handle = os.open(lock, os.O_CREAT | os.O_RDWR, 0o600)
-        except OSError as exc:
-            raise PrivframeError(f"cannot open the session's lock file ({exc.strerror})", path="session") from exc
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX)
-            yield
-        finally:
-            os.close(handle)  # closing releases the lock
+        with session_log.locked(self._path) as witness:
+            self._witness = witness
+            try:
+                yield
+            finally:
+                self._witness = _NO_WITNESS
 
     def _reload(self) -> None:
-        """Read the calls other processes recorded in the file since this session last looked."""
-        if self._path is not None and self._path.exists():
-            stored = Session.from_dict(_read(self._path))
-            if stored.budget != self._budget:
-                raise ConfigError("the session file's total changed underneath this session", path="session")
-            self._calls = list(stored.calls)
+        """Read the lines other processes appended since this session last looked (under the lock).
 
-    def _store(self) -> None:
-        if self._path is not None:
-            self.save(self._path)
+        The file must still hold every line this session has read or written: a file cut short, rewritten
+        or replaced is a ``ConfigError``.
+        """
+        if self._path is None or self._log is None:
+            return
+        log = session_log.reread(self._path, self._key, self._log)
+        self._witness.check(log)
+        for record in log.records[len(self._log.records) :]:
+            _apply(record, self._budget, self._calls)
+        self._log = log
 
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready table: the total and every call with its events."""
-        return {
-            "format": _FORMAT,
-            "budget": budget_to_table(self._budget),
-            "calls": [call.to_dict() for call in self._calls],
-        }
+    def _record(self, body: dict[str, Any]) -> None:
+        """Seal ``body`` as the next line, hand the new head to the anchor, append it (under the lock)."""
+        if self._path is None or self._log is None:
+            return
+        record = session_log.seal(body, len(self._log.records), self._log.head, self._key)
+        if self._anchor is not None:
+            self._anchor(record["hash"])  # before the line is written: a failing anchor leaves no charge
+        session_log.append(self._path, [record])
+        self._log = self._log.extended([record])
+        self._witness.write(self._log)
 
-    @classmethod
-    def from_dict(cls, table: Mapping[str, Any], path: str = "session") -> Session:
-        """The session a :meth:`to_dict` table describes; errors name ``path``."""
-        if not isinstance(table, Mapping) or table.get("format") != _FORMAT:
-            raise ConfigError(f"not a privframe session (expected format '{_FORMAT}')", path=path)
-        budget = table.get("budget")
-        calls = table.get("calls", [])
-        if not isinstance(budget, Mapping):
-            raise ConfigError("expected a budget table", path=f"{path}.budget")
-        if not isinstance(calls, list):
-            raise ConfigError("expected a list", path=f"{path}.calls")
-        return cls(
-            budget_from_table(budget, f"{path}.budget"),
-            calls=[SessionCall.from_dict(call, f"{path}.calls.{i}") for i, call in enumerate(calls)],
-        )
+    def _attach(self, file: Path, log: session_log.Log, key: bytes | None, anchor: Anchor | None) -> Session:
+        self._path, self._log, self._key, self._anchor = file, log, key, anchor
+        return self
 
     @classmethod
-    def open(cls, path: str | Path, budget: Budget | None = None) -> Session:
+    def open(
+        cls,
+        path: str | Path,
+        budget: Budget | None = None,
+        *,
+        key: bytes | None = None,
+        expect_head: str | None = None,
+        anchor: Anchor | None = None,
+    ) -> Session:
         """The session stored at ``path``, created with total ``budget`` if the file does not exist.
 
-        Every call is written back to the file before it reads the data and again when it ends, so a
-        process that dies mid-call still leaves the charge on record.
+        Every call is appended to the file before it reads the data and again when it ends, so a process
+        that dies mid-call still leaves the charge on record. The file's hash chain is verified here and
+        each time the session rereads it; any edited, removed, reordered, inserted or cut-short line is a
+        ``ConfigError`` (``docs/concepts.md``, sessions, for what the chain can and cannot detect).
+
+        Parameters
+        ----------
+        path : str or Path
+            The session file (a lock file ``path.lock`` sits beside it).
+        budget : Budget, optional
+            The total of a new file; for an existing file it may be left out, and must equal the file's.
+        key : bytes, optional
+            A secret (at least 16 bytes) that seals every line with HMAC-SHA256 instead of SHA-256, so that
+            whoever does not hold it cannot rewrite the file with recomputed hashes. A keyed file opens
+            only with its key.
+        expect_head : str, optional
+            A :attr:`head` kept elsewhere: the file must hold it (extend the log that had it), and must
+            exist.
+        anchor : callable, optional
+            Called with the new :attr:`head` each time the file is about to grow (before a call reads the
+            data, and when it ends), under the session's lock, to keep the head elsewhere. If it raises,
+            nothing is written and the call does not run.
+
+        Returns
+        -------
+        Session
+
+        Raises
+        ------
+        ConfigError
+            At path ``session`` when the file was altered (the session cannot be trusted), is a
+            ``privframe-session/1`` file (see :meth:`upgrade`), or holds another total than ``budget``.
+        """
+        file, key = Path(path), session_log.check_key(key)
+        expected = _check_head(expect_head)
+        with session_log.locked(file) as witness:
+            log = _open_log(file, budget, key, expected, anchor, witness)
+        total, calls = _replay(log)
+        if budget is not None and budget != total:
+            raise ConfigError(
+                f"the session file's total is {total}, not {budget}; a session's total never changes", path="session"
+            )
+        if expected is not None and not log.holds(expected):
+            raise session_log.altered(
+                "it does not hold the head you expected: it was replaced by an older copy of itself, rewritten, "
+                "or belongs to another session"
+            )
+        return cls(total, calls=calls)._attach(file, log, key, anchor)
+
+    def save(self, path: str | Path, *, key: bytes | None = None) -> None:
+        """Write this session (in memory) to a new session file; an existing file is never overwritten.
+
+        The calls are recorded as they were charged here; :meth:`open` then continues the file.
+
+        Parameters
+        ----------
+        path : str or Path
+            The new session file.
+        key : bytes, optional
+            Seal it with HMAC-SHA256 under this secret (see :meth:`open`).
         """
         file = Path(path)
-        if file.exists():
-            session = cls.from_dict(_read(file))
-            if budget is not None and budget != session.budget:
+        with session_log.locked(file) as witness:
+            if file.exists():
                 raise ConfigError(
-                    f"the session file's total is {session.budget}, not {budget}; a session's total never changes",
-                    path="session",
+                    "the session file already exists and is never overwritten; save to a new path", path="session"
                 )
-        elif budget is None:
-            raise ConfigError("a new session file needs its total budget", path="session-budget")
-        else:
-            session = cls(budget)
-            session.save(file)
-        session._path = file
-        return session
+            witness.refuse_missing()
+            witness.write(_new_log(file, self._budget, self._calls, session_log.check_key(key), None, {}))
 
-    def save(self, path: str | Path) -> None:
-        """Write the session as JSON, atomically (a reader never sees half a file)."""
-        file = Path(path)
-        text = json.dumps(self.to_dict(), indent=1)
-        temporary = None
-        try:
-            handle, temporary = tempfile.mkstemp(dir=file.parent or Path("."), prefix=f".{file.name}.")
-            with os.fdopen(handle, "w", encoding="utf-8") as stream:
-                stream.write(text)
-            os.replace(temporary, file)
-        except OSError as exc:
-            if temporary is not None:
-                with contextlib.suppress(OSError):
-                    os.unlink(temporary)
-            raise PrivframeError(f"cannot write the session file ({exc.strerror})", path="session") from exc
+    @classmethod
+    def upgrade(cls, path: str | Path, *, key: bytes | None = None, anchor: Anchor | None = None) -> Session:
+        """Convert a ``privframe-session/1`` file to a hash-chained one, once, and open it.
+
+        A version-1 file has no chain, so nothing can tell whether its calls were edited or removed: the
+        new file's header records that its first calls were ``upgraded`` from an unverified file (how many
+        of them), and the chain vouches only for what follows. The old file is kept beside the new one as
+        ``path.v1``.
+
+        Parameters
+        ----------
+        path : str or Path
+            The ``privframe-session/1`` file.
+        key, anchor
+            As for :meth:`open`.
+
+        Returns
+        -------
+        Session
+            The upgraded session, open on ``path``.
+        """
+        file, key = Path(path), session_log.check_key(key)
+        with session_log.locked(file) as witness:
+            total, calls = _read_legacy(file)
+            backup = file.with_name(file.name + ".v1")
+            fresh = file.with_name(f".{file.name}.upgrade")
+            upgraded = {"from": session_log.LEGACY_FORMAT, "calls": len(calls), "verified": False}
+            with contextlib.suppress(FileNotFoundError):
+                fresh.unlink()  # left by an upgrade that died
+            log = _new_log(fresh, total, calls, key, anchor, {"upgraded": upgraded})
+            _link_backup(file, backup)
+            os.replace(fresh, file)
+            witness.write(log)
+        return cls(total, calls=calls)._attach(file, log, key, anchor)
 
 
-def _read(file: Path) -> Mapping[str, Any]:
+Anchor = Callable[[str], object]
+"""A callable given each new head of a session file (``Session.open(anchor=...)``)."""
+
+_NO_WITNESS = session_log.Witness(None, "")
+
+
+def _check_head(head: str | None) -> str | None:
+    if head is None:
+        return None
+    if not isinstance(head, str) or len(head) != 64 or any(c not in "0123456789abcdef" for c in head):
+        raise ConfigError("expected a session head: 64 lowercase hex digits, as Session.head gives", path="expect_head")
+    return head
+
+
+def _open_log(
+    file: Path,
+    budget: Budget | None,
+    key: bytes | None,
+    expected: str | None,
+    anchor: Anchor | None,
+    witness: session_log.Witness,
+) -> session_log.Log:
+    """The verified log in ``file``, or a new one with total ``budget`` (``witness`` holds the lock)."""
+    if file.exists():
+        log = session_log.read(file, key)
+        witness.check(log)
+        return log
+    if expected is not None:
+        raise session_log.altered("it is gone, yet a head was expected: it was deleted or moved")
+    witness.refuse_missing()
+    if budget is None:
+        raise ConfigError("a new session file needs its total budget", path="session-budget")
+    if not isinstance(budget, (GDP, ApproxDP, PureDP)):
+        raise BudgetError("expected pf.GDP, pf.ApproxDP or pf.PureDP", path="budget")
+    log = _new_log(file, budget, (), key, anchor, {})
+    witness.write(log)
+    return log
+
+
+def _new_log(
+    file: Path,
+    total: Budget,
+    calls: Sequence[SessionCall],
+    key: bytes | None,
+    anchor: Anchor | None,
+    extra: Mapping[str, Any],
+) -> session_log.Log:
+    """Create ``file`` with a new header and the records of ``calls``; the log it holds."""
+    bodies = [_header(total, key, extra)]
+    for call in calls:
+        bodies.append(_admit_record(call))
+        if call.outcome != "running":
+            bodies.append(_finish_record(call))
+    records: list[dict[str, Any]] = []
+    for seq, body in enumerate(bodies):
+        records.append(session_log.seal(body, seq, records[-1]["hash"] if records else session_log.GENESIS, key))
+    if anchor is not None:
+        anchor(records[-1]["hash"])
+    session_log.create(file, records)
+    return session_log.Log("", ()).extended(records)
+
+
+def _header(total: Budget, key: bytes | None, extra: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "format": session_log.FORMAT,
+        "session": secrets.token_hex(16),
+        "budget": budget_to_table(total),
+        "created": _now(),
+        "privframe": _version(),
+        "mac": session_log.UNKEYED if key is None else session_log.KEYED,
+        **extra,
+    }
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+
+
+def _version() -> str:
     try:
-        table = json.loads(file.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ConfigError("cannot read the session file (not UTF-8 JSON)", path="session") from exc
+        return importlib.metadata.version("privframe")
+    except importlib.metadata.PackageNotFoundError:  # pragma: no cover - run from a source tree
+        return "unknown"
+
+
+def _admit_record(call: SessionCall) -> dict[str, Any]:
+    """The line that admits ``call``: its budget and the charge fixed for it."""
+    return {
+        "kind": "admit",
+        "call": call.label,
+        "budget": budget_to_table(call.budget),
+        "charge": budget_to_table(call.charge),
+        "at": _now(),
+    }
+
+
+def _finish_record(call: SessionCall) -> dict[str, Any]:
+    """The line that ends ``call``: its outcome and its events."""
+    return {
+        "kind": "finish",
+        "call": call.label,
+        "outcome": call.outcome,
+        "events": [event.to_dict() for event in call.events],
+    }
+
+
+# -- replaying a verified log ------------------------------------------------------------------------------
+
+
+def _replay(log: session_log.Log) -> tuple[Budget, list[SessionCall]]:
+    """The total and the calls a verified log records; a record privframe would not write is an alteration."""
+    table = log.header.get("budget")
+    total = _budget(table, 0, "budget")
+    if not isinstance(total, (GDP, ApproxDP, PureDP)):  # pragma: no cover - budget_from_table gives one
+        raise session_log.altered("line 1 holds no total")
+    calls: list[SessionCall] = []
+    for record in log.records[1:]:
+        _apply(record, total, calls)
+    return total, calls
+
+
+def _apply(record: Mapping[str, Any], total: Budget, calls: list[SessionCall]) -> None:
+    """Add what ``record`` says to ``calls`` (checked: the log may have been forged with valid hashes)."""
+    seq = int(record["seq"])
+    kind = record.get("kind")
+    if kind == "admit":
+        calls.append(_admitted(record, seq, total, calls))
+    elif kind == "finish":
+        _finished(record, seq, calls)
+    else:
+        raise session_log.altered(f"line {seq + 1} neither admits nor ends a call")
+
+
+def _admitted(record: Mapping[str, Any], seq: int, total: Budget, calls: Sequence[SessionCall]) -> SessionCall:
+    """The call an admission line records: numbered in order, charged soundly, within the total."""
+    label = f"call {len(calls) + 1}"
+    if record.get("call") != label:
+        raise session_log.altered(f"line {seq + 1} admits a call out of order")
+    budget = _budget(record.get("budget"), seq, "budget")
+    charge = _budget(record.get("charge"), seq, "charge")
+    if isinstance(charge, GDP) != isinstance(total, GDP) or not _covers(charge, budget):
+        raise session_log.altered(f"line {seq + 1} charges less than its call's budget costs")
+    after = compose_charges([*(call.charge for call in calls), charge], total)
+    if after is None or not _fits(after, total):
+        raise session_log.altered(f"line {seq + 1} admits a call over the session's total")
+    return SessionCall(label, budget, charge, "running")
+
+
+def _finished(record: Mapping[str, Any], seq: int, calls: list[SessionCall]) -> None:
+    """End the running call a finish line names, with its outcome and events."""
+    label = record.get("call")
+    index = next((i for i, call in enumerate(calls) if call.label == label), None)
+    outcome, events = record.get("outcome"), record.get("events")
+    if index is None or calls[index].outcome != "running":
+        raise session_log.altered(f"line {seq + 1} ends a call that is not running")
+    if outcome not in OUTCOMES[1:] or not isinstance(events, list):
+        raise session_log.altered(f"line {seq + 1} records no outcome")
+    try:
+        parsed = [PrivacyEvent.from_dict(event, f"line {seq + 1}.events.{i}") for i, event in enumerate(events)]
+    except ConfigError as exc:
+        raise session_log.altered(f"line {seq + 1} holds an event privframe would not write") from exc
+    calls[index] = attrs.evolve(calls[index], outcome=outcome, events=parsed)
+
+
+def _budget(table: object, seq: int, name: str) -> Budget:
     if not isinstance(table, Mapping):
-        raise ConfigError("not a privframe session", path="session")
-    return table
+        raise session_log.altered(f"line {seq + 1} has no {name}")
+    try:
+        return budget_from_table(table, name)
+    except ConfigError as exc:
+        raise session_log.altered(f"line {seq + 1} has an invalid {name}") from exc
+
+
+def _covers(charge: Budget, budget: Budget) -> bool:
+    """Whether ``charge`` implies ``budget``'s guarantee (as :func:`call_charge` ensures, up to rounding)."""
+    low = 1.0 - 1e-9
+    if isinstance(charge, GDP):
+        if isinstance(budget, PureDP):
+            return charge.mu >= accounting.pure_dp_gdp_mu(budget.epsilon) * low
+        return isinstance(budget, GDP) and charge.mu >= budget.mu * low and charge.delta >= budget.delta * low
+    if isinstance(budget, GDP):
+        spare = _delta(charge) - budget.delta
+        return spare > 0.0 and charge.epsilon >= GDP(budget.mu).to_approx_dp(spare).epsilon * low
+    return charge.epsilon >= budget.epsilon * low and _delta(charge) >= _delta(budget) * low
+
+
+def _read_legacy(file: Path) -> tuple[Budget, list[SessionCall]]:
+    """The total and calls of a ``privframe-session/1`` file (for :meth:`Session.upgrade`)."""
+    try:
+        text = file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError("no session file to upgrade", path="session") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError("cannot read the session file (not UTF-8 JSON)", path="session") from exc
+    try:
+        table = json.loads(text)
+    except json.JSONDecodeError:
+        table = None
+    if not isinstance(table, Mapping) or table.get("format") != session_log.LEGACY_FORMAT:
+        raise ConfigError(
+            f"only a {session_log.LEGACY_FORMAT} file can be upgraded; open any other with pf.Session.open",
+            path="session",
+        )
+    budget, calls = table.get("budget"), table.get("calls", [])
+    if not isinstance(budget, Mapping):
+        raise ConfigError("expected a budget table", path="session.budget")
+    if not isinstance(calls, list):
+        raise ConfigError("expected a list", path="session.calls")
+    total = budget_from_table(budget, "session.budget")
+    recorded = [
+        attrs.evolve(SessionCall.from_dict(call, f"session.calls.{i}"), label=f"call {i + 1}")
+        for i, call in enumerate(calls)
+    ]
+    Session(total, calls=recorded)  # the unit and the total are checked
+    for i, call in enumerate(recorded):
+        if not _covers(call.charge, call.budget):
+            raise ConfigError(
+                "charges less than its budget costs: this file cannot be upgraded", path=f"session.calls.{i}"
+            )
+    return total, recorded
+
+
+def _link_backup(file: Path, backup: Path) -> None:
+    try:
+        os.link(file, backup)
+    except FileExistsError:
+        raise ConfigError(f"{backup.name} already exists: move it away, then upgrade again", path="session") from None
+    except OSError as exc:
+        raise PrivframeError(f"cannot keep the old session file ({exc.strerror})", path="session") from exc

@@ -9,13 +9,27 @@
 - A call that starts on the data is charged in full whatever its outcome: a failed PTR test (whose
   ``PTRFailed`` carries the run's ledger) and an error count.
 - A session file records every call before it runs and again when it ends; reopening it restores the session.
+  A refusal that needs only n (blbquant's ``min_block``) is checked before the call is admitted: free.
+- The file is a hash chain of canonical JSON lines: an edited, removed, reordered, inserted or cut-short line
+  and a changed header are refused; a file cut back to an earlier line or deleted is refused while its
+  lock file remembers the last line, and always with an expected head; a chain rewritten with recomputed
+  hashes only under a key. A resealed chain is still replayed by the rules (order, charges, the total).
+  A ``privframe-session/1`` file is refused until ``Session.upgrade`` converts it.
+- Four spawned processes racing on one file admit exactly what the total allows, each call once; a process
+  that dies mid-call leaves its charge on file.
 - ``privframe run --session FILE --session-budget SPEC`` charges each run to the file.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import math
+import multiprocessing
+import os
+import re
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -47,6 +61,11 @@ def _mean(session: pf.Session, x: Any, budget: pf.Budget | None, **kw: Any) -> p
 def _privsub(session: pf.Session, x: Any, budget: pf.Budget, **kw: Any) -> pf.IntervalResult:
     """A PrivSub interval for the mean (takes pure and (epsilon, delta) budgets), charged to ``session``."""
     return session.confidence_interval(x, "mean", method="privsub", budget=budget, bounds=BOUNDS, **kw)
+
+
+def _lines(path: Path) -> list[dict[str, Any]]:
+    """The lines of a session file, as tables (the header first)."""
+    return [json.loads(line) for line in path.read_text().splitlines()]
 
 
 class Counter:
@@ -372,7 +391,7 @@ def test_a_session_file_is_created_reloaded_and_its_total_never_changes(x: np.nd
     path = tmp_path / "s.json"
     session = pf.Session.open(path, pf.GDP(1.0))
     assert path.is_file()
-    assert json.loads(path.read_text())["calls"] == []
+    assert [record["format"] for record in _lines(path)] == ["privframe-session/2"]  # a header, no record yet
     _mean(session, x, pf.GDP(0.6), rng=1)
     reloaded = pf.Session.open(path)
     assert reloaded.budget == pf.GDP(1.0)
@@ -401,12 +420,14 @@ def test_a_call_is_on_file_before_it_reads_the_data(
     original = Pipeline.execute
 
     def spy(self: Pipeline, data: Any, rng: Any = None, **kwargs: Any) -> Any:
-        seen.append([call["outcome"] for call in json.loads(path.read_text())["calls"]])
+        seen.append([record["kind"] for record in _lines(path)[1:]])
+        assert [call.outcome for call in pf.Session.open(path).calls] == ["running"]
         return original(self, data, rng, **kwargs)
 
     monkeypatch.setattr(Pipeline, "execute", spy)
     _mean(session, x, pf.GDP(0.6), rng=1)
-    assert seen == [["running"]]
+    assert seen == [["admit"]]
+    assert [record["kind"] for record in _lines(path)[1:]] == ["admit", "finish"]
     assert [call.outcome for call in pf.Session.open(path).calls] == ["released"]
 
 
@@ -435,13 +456,17 @@ def test_a_missing_file_needs_a_total(tmp_path: Path) -> None:
     ],
 )
 def test_a_corrupt_session_file_is_a_config_error(tmp_path: Path, text: str) -> None:
+    """Not a session file, or a malformed one of the previous format."""
     path = tmp_path / "s.json"
     path.write_text(text)
     with pytest.raises(pf.ConfigError):
         pf.Session.open(path)
     with pytest.raises(pf.ConfigError):
         pf.Session.open(path, pf.GDP(1.0))
+    with pytest.raises(pf.ConfigError):
+        pf.Session.upgrade(path)  # a malformed version-1 file is not upgraded either
     assert path.read_text() == text  # never overwritten
+    assert not (tmp_path / "s.json.v1").exists()
 
 
 def test_a_session_file_that_is_not_utf8_is_a_config_error(tmp_path: Path) -> None:
@@ -576,6 +601,56 @@ def test_cli_session_budget_specs(
         assert status == (2 if isinstance(budget, pf.PureDP) else 0), spec
 
 
+def test_cli_sessions_print_their_head_and_take_a_key_and_an_expected_head(
+    cli_files: tuple[Path, Path, Path], capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    config, data, session = cli_files
+    key = tmp_path / "session.key"
+    key.write_bytes(bytes(range(32)))
+    args = ["run", str(config), "--data", str(data), "--session", str(session), "--session-key-file", str(key)]
+    assert main([*args, "--session-budget", "mu=1", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)["session"]
+    head = out["head"]
+    assert head == _lines(session)[-1]["hash"]
+    assert out["id"] == _lines(session)[0]["session"]
+    assert _lines(session)[0]["mac"] == "hmac-sha256"
+    assert main([*args, "--session-expect-head", head]) == 0  # the file extends the head kept
+    captured = capsys.readouterr().out
+    later = pf.Session.open(session, key=key.read_bytes()).head
+    assert f"session head {later}" in captured
+    older = session.read_bytes()
+    session.write_bytes(older[: older.rindex(b"\n", 0, -1) + 1])  # the last line removed
+    session.with_name(session.name + ".lock").unlink()
+    assert main([*args, "--session-expect-head", later]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("privframe: error: session: the session file was altered")
+    assert "does not hold the head you expected" in err
+    no_key = [arg for arg in args if arg not in ("--session-key-file", str(key))]
+    assert main(no_key) == 2
+    assert "sealed with a key" in capsys.readouterr().err
+    assert main([*no_key, "--session-expect-head", "abc"]) == 2
+    assert capsys.readouterr().err.startswith("privframe: error: session-expect-head: expected a session head")
+    short = tmp_path / "short.key"
+    short.write_bytes(b"short")
+    assert main([*no_key, "--session-key-file", str(short)]) == 2
+    assert capsys.readouterr().err.startswith("privframe: error: session-key-file: expected a secret")
+    assert main([*no_key, "--session-key-file", str(tmp_path / "missing.key")]) == 2
+    assert capsys.readouterr().err.startswith("privframe: error: session-key-file: cannot read the key file")
+    plain = ["run", str(config), "--data", str(data)]
+    for option, value in (("--session-expect-head", head), ("--session-key-file", str(key))):
+        assert main([*plain, option, value]) == 2
+        assert f"{option[2:]}: only meaningful with --session" in capsys.readouterr().err
+
+
+def test_cli_refuses_a_version_1_session_file(
+    cli_files: tuple[Path, Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    config, data, session = cli_files
+    _v1_file(session)
+    assert main(["run", str(config), "--data", str(data), "--session", str(session)]) == 2
+    assert "pf.Session.upgrade(path)" in capsys.readouterr().err
+
+
 def test_two_sessions_on_one_file_see_each_others_charges(tmp_path: Path, x: np.ndarray) -> None:
     """Two handles on one file (two processes, say) reread the file under a lock before admitting a call, so
     together they cannot spend more than the total."""
@@ -600,3 +675,475 @@ def test_a_budget_the_method_cannot_honour_is_refused_when_the_pipeline_is_built
     with pytest.raises(pf.BudgetError, match="pure epsilon-DP"):
         session.confidence_interval(x, "mean", method="privboot", budget=pf.PureDP(1.0), bounds=BOUNDS, rng=1)
     assert session.calls == ()
+
+
+def test_a_refusal_that_needs_only_n_charges_nothing(tmp_path: Path, runs: Counter) -> None:
+    """blbquant's min_block refusal depends only on n and the budget (public): a session checks it before it
+    admits the call, so it charges nothing (the review had found 0.62-GDP spent)."""
+    path = tmp_path / "s.json"
+    session = pf.Session.open(path, pf.GDP(5.0))
+    x = np.random.default_rng(2).uniform(size=500)
+    with pytest.raises(pf.ConfigError, match="min_block") as info:
+        session.confidence_interval(x, "mean", method="blbquant", budget=pf.PureDP(1.0), bounds=BOUNDS, rng=1)
+    assert info.value.path == "min_block"
+    assert session.calls == ()
+    assert session.spent is None
+    assert runs.calls == 0
+    assert len(_lines(path)) == 1  # the header only: nothing was admitted
+    assert pf.Session.open(path).spent is None
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Tamper evidence: the session file is a hash chain
+# ---------------------------------------------------------------------------------------------------------
+
+SMALL = np.random.default_rng(1).uniform(size=200)
+
+
+def _cheap(session: pf.Session, budget: pf.Budget, rng: Any = 1) -> pf.IntervalResult:
+    """A cheap real call: a CR-GS interval for the mean of 200 records with 20 resamples."""
+    return session.confidence_interval(SMALL, "mean", method="cr-gs", budget=budget, bounds=BOUNDS, B=20, rng=rng)
+
+
+def _canonical(table: Any) -> str:
+    """The documented canonical JSON, written here independently of privframe."""
+    return json.dumps(table, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+
+
+def _reseal(tables: list[dict[str, Any]], key: bytes | None = None) -> list[dict[str, Any]]:
+    """What a forger who knows the format does: renumber every line and recompute every prev and hash."""
+    prev, out = "0" * 64, []
+    for seq, table in enumerate(tables):
+        body = {name: value for name, value in table.items() if name != "hash"} | {"seq": seq, "prev": prev}
+        data = _canonical(body).encode()
+        digest = hashlib.sha256(data).hexdigest() if key is None else hmac.new(key, data, "sha256").hexdigest()
+        out.append({**body, "hash": digest})
+        prev = digest
+    return out
+
+
+def _write_lines(path: Path, tables: list[dict[str, Any]]) -> None:
+    path.write_text("".join(_canonical(table) + "\n" for table in tables))
+
+
+def _lock_file(path: Path) -> Path:
+    return path.with_name(path.name + ".lock")
+
+
+@pytest.fixture
+def ledger(tmp_path: Path) -> Path:
+    """A session file with three released calls at 0.5-GDP in a 1-GDP total (0.866-GDP spent)."""
+    path = tmp_path / "s.json"
+    session = pf.Session.open(path, pf.GDP(1.0))
+    for seed in range(3):
+        _cheap(session, pf.GDP(0.5), rng=seed)
+    return path
+
+
+def _refused(path: Path, match: str, **kw: Any) -> str:
+    """Opening ``path`` is a ConfigError at ``session`` saying the file was altered and what to do."""
+    before = path.read_bytes()
+    with pytest.raises(pf.ConfigError, match=match) as info:
+        pf.Session.open(path, **kw)
+    message = str(info.value)
+    assert info.value.path == "session"
+    assert "cannot be trusted" in message
+    assert "restore the file" in message  # what to do
+    assert not re.search(r"\d\.\d", message)  # no number from the data or the charges
+    assert path.read_bytes() == before  # never rewritten
+    return message
+
+
+def test_the_file_is_a_chain_of_canonical_lines_that_anyone_can_recompute(ledger: Path) -> None:
+    text = ledger.read_text()
+    tables = _lines(ledger)
+    assert text == "".join(_canonical(table) + "\n" for table in tables)  # every line is canonical JSON
+    assert _reseal(tables) == tables  # SHA-256 of each line without "hash", chained by "prev"
+    header = tables[0]
+    assert header["format"] == "privframe-session/2"
+    assert header["budget"] == {"unit": "gdp", "mu": 1.0}
+    assert header["mac"] == "sha256"
+    assert re.fullmatch(r"[0-9a-f]{32}", header["session"])
+    assert {"created", "privframe"} <= set(header)
+    assert [(t["kind"], t["call"]) for t in tables[1:]] == [
+        (kind, f"call {k}") for k in (1, 2, 3) for kind in ("admit", "finish")
+    ]
+    session = pf.Session.open(ledger)
+    assert session.head == tables[-1]["hash"]
+    assert session.id == header["session"]
+    assert pf.Session(pf.GDP(1.0)).head is None
+
+
+def test_floats_round_trip_bit_for_bit(tmp_path: Path) -> None:
+    path = tmp_path / "s.json"
+    awkward = pf.GDP(0.1 + 0.2, delta=math.nextafter(1e-7, 1.0))
+    session = pf.Session.open(path, pf.GDP(1.0 / 3.0 + 0.5, delta=1e-6))
+    _cheap(session, awkward)
+    reloaded = pf.Session.open(path)
+    assert reloaded.calls == session.calls
+    assert reloaded.calls[0].budget.mu.hex() == awkward.mu.hex()  # type: ignore[union-attr]
+    assert reloaded.budget == session.budget
+
+
+@pytest.mark.parametrize(
+    ("case", "match"),
+    [
+        ("edit a charge", "line 2 does not match its hash"),
+        ("edit an outcome", "line 3 does not match its hash"),
+        ("edit a charge and keep the hash, pretty-printed", "line 2 is not as privframe writes it"),
+        ("delete a record", "line 4 does not follow line 3"),
+        ("reorder two records", "line 4 does not follow line 3"),
+        ("insert a record", "line 3 does not follow line 2"),
+        ("change the header's total", "line 1 does not match its hash"),
+        ("truncate mid-line", "line 7 is cut short"),
+        ("empty the calls", "does not hold line 7"),
+        ("truncate at a line boundary", "does not hold line 7"),
+        ("empty the file", "it is empty"),
+    ],
+)
+def test_every_edit_of_a_session_file_is_detected(ledger: Path, case: str, match: str) -> None:
+    tables = _lines(ledger)
+    text = ledger.read_text()
+    if case == "edit a charge":
+        tables[1]["charge"]["mu"] = 0.05
+    elif case == "edit an outcome":
+        tables[2]["outcome"] = "error"
+    elif case == "delete a record":
+        del tables[3]
+    elif case == "reorder two records":
+        tables[3], tables[5] = tables[5], tables[3]
+    elif case == "insert a record":
+        tables.insert(2, dict(tables[1]))
+    elif case == "change the header's total":
+        tables[0]["budget"]["mu"] = 100.0
+    elif case == "empty the calls":
+        tables = tables[:1]
+    elif case == "truncate at a line boundary":
+        tables = tables[:-1]
+    if case == "edit a charge and keep the hash, pretty-printed":
+        lines = text.splitlines(keepends=True)
+        table = json.loads(lines[1])
+        table["charge"]["mu"] = 0.05
+        lines[1] = json.dumps(table) + "\n"
+        ledger.write_text("".join(lines))
+    elif case == "truncate mid-line":
+        ledger.write_text(text[:-10])
+    elif case == "empty the file":
+        ledger.write_text("")
+    else:
+        _write_lines(ledger, tables)
+    _refused(ledger, match)
+
+
+def test_without_the_lock_file_a_file_cut_back_is_an_older_copy_that_only_a_head_kept_elsewhere_refuses(
+    ledger: Path,
+) -> None:
+    """Removing the last lines leaves a shorter chain that verifies: the lock file's record of the last line
+    is a tripwire, and whoever removes it too is stopped only by a head kept where they cannot write."""
+    head = pf.Session.open(ledger).head
+    assert head is not None
+    _write_lines(ledger, _lines(ledger)[:1])  # "calls": [] of the old format: the whole budget back
+    _lock_file(ledger).unlink()
+    assert pf.Session.open(ledger).spent is None  # the documented limit: an older copy of the file
+    _refused(ledger, "does not hold the head you expected", expect_head=head)
+
+
+def test_an_older_copy_put_back_is_refused_by_the_lock_file_or_the_expected_head(ledger: Path) -> None:
+    old, old_lock = ledger.read_bytes(), _lock_file(ledger).read_bytes()
+    session = pf.Session.open(ledger)
+    _cheap(session, pf.GDP(0.3))
+    head = session.head
+    assert head is not None
+    ledger.write_bytes(old)
+    _refused(ledger, "does not hold line 9")
+    _lock_file(ledger).write_bytes(old_lock)  # both files of the older copy: consistent, so accepted ...
+    assert len(pf.Session.open(ledger).calls) == 3
+    _refused(ledger, "does not hold the head you expected", expect_head=head)  # ... unless a head was kept
+    with pytest.raises(pf.ConfigError, match="64 lowercase hex") as info:
+        pf.Session.open(ledger, expect_head="abc")
+    assert info.value.path == "expect_head"
+
+
+def test_a_session_that_is_open_refuses_a_file_cut_short_underneath_it(ledger: Path, runs: Counter) -> None:
+    session = pf.Session.open(ledger)
+    _write_lines(ledger, _lines(ledger)[:3])
+    _lock_file(ledger).unlink()  # even without the tripwire, this session has read the lines
+    with pytest.raises(pf.ConfigError, match="already read are not there any more"):
+        _cheap(session, pf.GDP(0.3))
+    assert runs.calls == 0
+    with pytest.raises(pf.ConfigError, match="altered"):
+        session.fits(pf.GDP(0.1))
+
+
+def test_a_deleted_file_is_refused_while_its_lock_file_or_an_expected_head_remembers_it(ledger: Path) -> None:
+    head = pf.Session.open(ledger).head
+    ledger.unlink()
+    with pytest.raises(pf.ConfigError, match="deleted or moved") as info:
+        pf.Session.open(ledger, pf.GDP(1.0))
+    assert info.value.path == "session"
+    assert "remove s.json.lock" in str(info.value)
+    assert not ledger.exists()
+    _lock_file(ledger).unlink()
+    with pytest.raises(pf.ConfigError, match="deleted or moved"):
+        pf.Session.open(ledger, pf.GDP(1.0), expect_head=head)
+    assert not ledger.exists()
+    # Deleting both files cannot be detected from them: a new session starts (docs/concepts.md says so).
+    assert pf.Session.open(ledger, pf.GDP(1.0)).spent is None
+
+
+def test_a_forged_chain_with_recomputed_hashes_is_refused_only_under_a_key(tmp_path: Path) -> None:
+    """A chain is not a signature: who knows the format can rewrite it. Sealed with HMAC-SHA256 under a
+    key the forger does not hold, the rewrite is refused."""
+    key = bytes(range(32))
+    for sealed in (None, key):
+        path = tmp_path / f"{'keyed' if sealed else 'plain'}.json"
+        session = pf.Session.open(path, pf.GDP(1.0), key=sealed)
+        _cheap(session, pf.GDP(0.9))
+        tables = _lines(path)
+        # The forger rewrites the admitted charge down, inserts a forged admission, and reseals.
+        tables[1]["budget"]["mu"] = tables[1]["charge"]["mu"] = 0.01
+        tables.insert(2, {**tables[1], "call": "call 2"})
+        _write_lines(path, _reseal(tables))  # they do not hold the key: plain SHA-256
+        _lock_file(path).unlink()
+        if sealed is None:
+            forged = pf.Session.open(path)  # undetectable without a key or a head kept elsewhere
+            assert [call.label for call in forged.calls] == ["call 1", "call 2"]
+            assert forged.spent == pf.GDP(math.hypot(0.01, 0.01))
+        else:
+            _refused(path, "line 1 does not match its hash or the key is not the session's", key=key)
+            _write_lines(path, _reseal([tables[0] | {"mac": "sha256"}, *tables[1:]]))  # strip the key
+            _refused(path, "sealed without a key, but a key was given", key=key)
+    # Whoever holds the key can reseal: the key is the secret the analyst must not hold.
+    forged = _reseal([tables[0] | {"mac": "hmac-sha256"}, *tables[1:]], key)
+    _write_lines(tmp_path / "keyed.json", forged)
+    assert pf.Session.open(tmp_path / "keyed.json", key=key).spent == pf.GDP(math.hypot(0.01, 0.01))
+
+
+def test_a_keyed_session_needs_its_key(tmp_path: Path) -> None:
+    path = tmp_path / "s.json"
+    key = b"0123456789abcdef0123456789abcdef"
+    session = pf.Session.open(path, pf.GDP(1.0), key=key)
+    _cheap(session, pf.GDP(0.5))
+    tables = _lines(path)
+    assert tables[0]["mac"] == "hmac-sha256"
+    assert _reseal(tables, key) == tables  # HMAC-SHA256 of the same canonical lines
+    assert key.decode() not in path.read_text()
+    assert pf.Session.open(path, key=key).calls == session.calls
+    with pytest.raises(pf.ConfigError, match="sealed with a key") as info:
+        pf.Session.open(path)
+    assert info.value.path == "session"
+    _refused(path, "the key is not the session's", key=b"another key of 32 bytes, not it!")
+    for bad in (b"short", "a text key, not bytes"):
+        with pytest.raises(pf.ConfigError, match="16 bytes") as info:
+            pf.Session.open(path, key=bad)  # type: ignore[arg-type]
+        assert info.value.path == "key"
+    plain = tmp_path / "plain.json"
+    pf.Session.open(plain, pf.GDP(1.0))
+    _refused(plain, "sealed without a key", key=key)
+
+
+def test_an_anchor_receives_every_head_before_the_line_is_written(tmp_path: Path, runs: Counter) -> None:
+    path = tmp_path / "s.json"
+    heads: list[str] = []
+    session = pf.Session.open(path, pf.GDP(1.0), anchor=heads.append)
+    _cheap(session, pf.GDP(0.5))
+    assert heads == [table["hash"] for table in _lines(path)]  # header, admit, finish
+    assert heads[-1] == session.head
+
+    def failing(head: str) -> None:
+        raise OSError("the anchor store is down")
+
+    broken = pf.Session.open(path, anchor=failing)
+    with pytest.raises(OSError, match="anchor store"):
+        _cheap(broken, pf.GDP(0.5))
+    assert runs.calls == 1  # the second call did not run ...
+    assert len(pf.Session.open(path).calls) == 1  # ... and was not charged: nothing was written
+    assert pf.Session.open(path, expect_head=heads[1]).head == heads[-1]  # any head kept, not only the last
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Files of the previous format
+# ---------------------------------------------------------------------------------------------------------
+
+
+def _v1_file(path: Path) -> None:
+    calls = [
+        SessionCall("call 1", pf.GDP(0.6), pf.GDP(0.6), "released").to_dict(),
+        SessionCall("call 2", pf.GDP(0.3), pf.GDP(0.3), "running").to_dict(),
+    ]
+    table = {"format": "privframe-session/1", "budget": {"unit": "gdp", "mu": 1.0}, "calls": calls}
+    path.write_text(json.dumps(table, indent=1))
+
+
+def test_a_version_1_file_is_refused_until_it_is_upgraded(tmp_path: Path) -> None:
+    path = tmp_path / "s.json"
+    _v1_file(path)
+    text = path.read_text()
+    with pytest.raises(pf.ConfigError, match=r"no hash chain.*pf\.Session\.upgrade\(path\)") as info:
+        pf.Session.open(path)
+    assert info.value.path == "session"
+    assert path.read_text() == text
+    heads: list[str] = []
+    session = pf.Session.upgrade(path, anchor=heads.append)
+    assert (tmp_path / "s.json.v1").read_text() == text  # the old file is kept
+    assert [call.outcome for call in session.calls] == ["released", "running"]  # a running call stays charged
+    spent = session.spent
+    assert isinstance(spent, pf.GDP)
+    assert spent.mu == pytest.approx(math.hypot(0.6, 0.3))
+    header = _lines(path)[0]
+    assert header["upgraded"] == {"from": "privframe-session/1", "calls": 2, "verified": False}
+    assert heads == [session.head]
+    assert pf.Session.open(path, expect_head=session.head).calls == session.calls
+    with pytest.raises(pf.ConfigError, match="only a privframe-session/1 file can be upgraded"):
+        pf.Session.upgrade(path)
+    _v1_file(path)
+    with pytest.raises(pf.ConfigError, match=r"s\.json\.v1 already exists"):
+        pf.Session.upgrade(path)
+    with pytest.raises(pf.ConfigError, match="no session file to upgrade"):
+        pf.Session.upgrade(tmp_path / "missing.json")
+
+
+def test_save_writes_a_new_file_and_never_overwrites_one(tmp_path: Path) -> None:
+    session = pf.Session(pf.GDP(1.0))
+    _cheap(session, pf.GDP(0.6))
+    path = tmp_path / "saved.json"
+    session.save(path)
+    assert pf.Session.open(path).calls == session.calls
+    with pytest.raises(pf.ConfigError, match="never overwritten"):
+        pf.Session(pf.GDP(5.0)).save(path)
+    assert pf.Session.open(path).budget == pf.GDP(1.0)
+
+
+@pytest.mark.parametrize(
+    ("case", "match"),
+    [
+        ("a charge below its budget", "line 2 charges less than its call's budget costs"),
+        ("a call over the total", "line 6 admits a call over the session's total"),
+        ("a call finished twice", "line 4 ends a call that is not running"),
+        ("a call out of order", "line 2 admits a call out of order"),
+        ("a line of another kind", "line 2 neither admits nor ends a call"),
+    ],
+)
+def test_a_resealed_chain_is_still_replayed_by_the_rules(ledger: Path, case: str, match: str) -> None:
+    """A chain that verifies still has to be one privframe could have written: calls numbered in order,
+    each charged at least what its budget costs, within the total, each ended once."""
+    tables = _lines(ledger)
+    if case == "a charge below its budget":
+        tables[1]["charge"]["mu"] = 0.01
+    elif case == "a call over the total":
+        tables[5]["budget"]["mu"] = tables[5]["charge"]["mu"] = 0.9
+    elif case == "a call finished twice":
+        tables.insert(3, dict(tables[2]))
+    elif case == "a call out of order":
+        tables[1]["call"] = "call 7"
+    else:
+        tables[1]["kind"] = "refund"
+    _write_lines(ledger, _reseal(tables))
+    _lock_file(ledger).unlink()
+    _refused(ledger, match)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Several processes on one session file
+# ---------------------------------------------------------------------------------------------------------
+
+
+def _race_worker(path: str, worker: int, calls: int, mu: float, barrier: Any, queue: Any) -> None:
+    """One process of a race: ``calls`` cheap calls at mu-GDP on the shared file; puts what happened."""
+    try:
+        pf.confidence_interval(SMALL, "mean", method="cr-gs", budget=pf.GDP(1.0), bounds=BOUNDS, B=20, rng=0)
+        session = pf.Session.open(path)  # the plugins are loaded (above, outside the session): a tight race
+        barrier.wait(timeout=300)
+        start, released, refused = time.perf_counter(), 0, 0
+        for i in range(calls):
+            try:
+                _cheap(session, pf.GDP(mu), rng=1000 * worker + i)
+            except pf.BudgetError:
+                refused += 1
+            else:
+                released += 1
+        queue.put((worker, released, refused, time.perf_counter() - start, ""))
+    except BaseException as exc:  # the parent reports it instead of waiting
+        queue.put((worker, 0, 0, 0.0, repr(exc)))
+
+
+def _race(path: Path, workers: int, calls: int, mu: float, total: float) -> None:
+    """``workers`` spawned processes race ``calls`` calls each on one file; the file is checked by hand."""
+    pf.Session.open(path, pf.GDP(total))
+    context = multiprocessing.get_context("spawn")
+    barrier, queue = context.Barrier(workers), context.Queue()
+    processes = [
+        context.Process(target=_race_worker, args=(str(path), w, calls, mu, barrier, queue)) for w in range(workers)
+    ]
+    start = time.perf_counter()
+    for process in processes:
+        process.start()
+    try:
+        results = [queue.get(timeout=600) for _ in processes]
+    finally:
+        for process in processes:
+            process.join(timeout=60)
+            if process.is_alive():  # pragma: no cover - a hung worker
+                process.kill()
+    wall = time.perf_counter() - start
+    assert [error for *_, error in results if error] == []
+    assert [process.exitcode for process in processes] == [0] * workers
+    tables = _lines(path)
+    assert _reseal(tables) == tables  # the chain verifies, recomputed by hand
+    admits = [table for table in tables if table.get("kind") == "admit"]
+    finishes = [table for table in tables if table.get("kind") == "finish"]
+    labels = [table["call"] for table in admits]
+    assert labels == [f"call {k}" for k in range(1, len(admits) + 1)]  # every admitted call once, in order
+    assert sorted(table["call"] for table in finishes) == sorted(labels)  # and ended once
+    assert all(tables.index(a) < tables.index(f) for a in admits for f in finishes if f["call"] == a["call"])
+    assert {table["outcome"] for table in finishes} == {"released"}
+    spent = math.sqrt(math.fsum(table["charge"]["mu"] ** 2 for table in admits))  # mu adds in squares
+    assert spent <= total * (1 + 1e-12)  # never overspent
+    admitted = round((total / mu) ** 2)  # what the total admits (exact here: mu and total are powers of 2)
+    released, refused = sum(r[1] for r in results), sum(r[2] for r in results)
+    assert len(admits) == released == admitted
+    assert refused == workers * calls - admitted
+    session = pf.Session.open(path)
+    assert len(session.calls) == admitted
+    assert isinstance(session.spent, pf.GDP)
+    assert session.spent.mu == pytest.approx(total, rel=1e-12)
+    per_worker = sorted((r[0], r[1]) for r in results)
+    race = max(r[3] for r in results)
+    print(
+        f"\n{workers} x {calls}: admitted {admitted}, released {released}, refused {refused}, released by "
+        f"worker {per_worker}; race {race:.1f} s, wall {wall:.1f} s (with the processes' start)"
+    )
+
+
+def test_four_processes_race_fifty_calls_each_on_one_session_file(tmp_path: Path) -> None:
+    """4 spawned processes x 50 calls at 0.125-GDP race on a 1-GDP file: exactly 64 of the 200 are admitted,
+    each once, and the file never overspends (about 20 s on two busy cores, nearly all of it the processes'
+    start: the race itself takes a second or two)."""
+    _race(tmp_path / "shared.json", workers=4, calls=50, mu=0.125, total=1.0)
+
+
+def _dying_worker(path: str) -> None:
+    """A process that dies (no exception, no cleanup) once its call has started on the data."""
+
+    def die(self: Pipeline, *args: Any, **kwargs: Any) -> Any:
+        os._exit(17)
+
+    Pipeline.execute = die  # type: ignore[method-assign]
+    _cheap(pf.Session.open(path), pf.GDP(0.5))
+
+
+def test_a_process_that_dies_mid_call_leaves_its_charge_on_file(tmp_path: Path) -> None:
+    path = tmp_path / "s.json"
+    pf.Session.open(path, pf.GDP(1.0))
+    process = multiprocessing.get_context("spawn").Process(target=_dying_worker, args=(str(path),))
+    process.start()
+    process.join(timeout=300)
+    assert process.exitcode == 17
+    assert [table.get("kind") for table in _lines(path)] == [None, "admit"]  # admitted, never ended
+    session = pf.Session.open(path)  # the chain verifies
+    (call,) = session.calls
+    assert (call.outcome, call.charge) == ("running", pf.GDP(0.5))
+    assert session.spent == pf.GDP(0.5)
+    assert not session.fits(pf.GDP(0.9))
+    _cheap(session, pf.GDP(0.8))
+    assert [call.outcome for call in pf.Session.open(path).calls] == ["running", "released"]
