@@ -20,7 +20,7 @@ is built), costs nothing.
 
 A session kept in a file (:meth:`Session.open`) appends one line when a call is admitted (before it reads
 the data) and one when it ends, under an exclusive lock, so several processes share one total. The lines
-form a hash chain (:mod:`privframe.session_log`), verified when the file is opened and each time it is
+form a hash chain (:mod:`privframe.privacy.session_log`), verified when the file is opened and each time it is
 reread: a file that was edited, cut short or reordered is refused, never silently accepted. What the chain
 cannot detect (a deleted file, an older copy, a chain rewritten with recomputed hashes), and what covers it
 (a head kept elsewhere, a key), is in ``docs/concepts.md``, sessions.
@@ -42,7 +42,7 @@ from typing import Any
 import attrs
 import numpy.typing as npt
 
-from privframe import session_log
+from privframe.privacy import session_log
 from privframe._rng import RngLike
 from privframe.api import as_interval, as_region
 from privframe.data.distributed import DistributedData
