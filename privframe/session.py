@@ -42,14 +42,13 @@ from typing import Any
 import attrs
 import numpy.typing as npt
 
-from privframe.privacy import session_log
 from privframe._rng import RngLike
 from privframe.api import as_interval, as_region
 from privframe.data.distributed import DistributedData
 from privframe.errors import BudgetError, ConfigError, PrivframeError, PTRFailed
 from privframe.pipeline.build import Pipeline, assemble_request
 from privframe.pipeline.request import Request, request, session_method
-from privframe.privacy import accounting
+from privframe.privacy import accounting, session_log
 from privframe.privacy.budgets import GDP, ApproxDP, Budget, PureDP, budget_from_table, budget_to_table
 from privframe.privacy.events import PrivacyEvent
 from privframe.privacy.ledger import Ledger
@@ -182,6 +181,10 @@ class Session:
         The most all calls on the dataset may spend together.
     calls : sequence of SessionCall, optional
         Calls already charged (as loaded from a session file).
+    allow_asymptotic : bool, default False
+        Admit pipelines whose guarantee holds only asymptotically (PrivBoot's ``accounting="asymptotic"``,
+        Dette-Graw's ``calibration="clt"``; :attr:`privframe.Pipeline.asymptotic`). By default they are
+        refused before they are admitted, and cost nothing: the session's total is an exact guarantee.
 
     Examples
     --------
@@ -199,10 +202,13 @@ class Session:
     privframe.errors.BudgetError: budget: this 0.8-GDP call would bring the session to 1.13137-GDP, over its ...
     """
 
-    def __init__(self, budget: Budget, *, calls: Sequence[SessionCall] = ()) -> None:
+    def __init__(self, budget: Budget, *, calls: Sequence[SessionCall] = (), allow_asymptotic: bool = False) -> None:
         if not isinstance(budget, (GDP, ApproxDP, PureDP)):
             raise BudgetError("expected pf.GDP, pf.ApproxDP or pf.PureDP", path="budget")
+        if not isinstance(allow_asymptotic, bool):
+            raise ConfigError("must be True or False", path="allow_asymptotic")
         self._budget = budget
+        self._allow_asymptotic = allow_asymptotic
         self._calls: list[SessionCall] = list(calls)
         self._path: Path | None = None
         self._log: session_log.Log | None = None
@@ -318,6 +324,12 @@ class Session:
         n = data.n if isinstance(data, DistributedData) else int(data.shape[0])
         pipe = pipe.select(n)  # method="auto" chooses from n (public) before anything is charged
         pipe.check(n)  # a refusal that needs only n (blbquant's min_block) costs nothing either
+        if pipe.asymptotic and not self._allow_asymptotic:
+            raise BudgetError(
+                "this pipeline's guarantee holds only asymptotically, and the session's total is an exact one; "
+                "use the method's exact default, or open the session with allow_asymptotic=True; nothing was run",
+                path="method",
+            )
         with self._locked():  # admit and record in one step, so two processes cannot both spend the rest
             self._reload()
             budget = pipe.budget
@@ -449,6 +461,7 @@ class Session:
         key: bytes | None = None,
         expect_head: str | None = None,
         anchor: Anchor | None = None,
+        allow_asymptotic: bool = False,
     ) -> Session:
         """The session stored at ``path``, created with total ``budget`` if the file does not exist.
 
@@ -474,6 +487,8 @@ class Session:
             Called with the new :attr:`head` each time the file is about to grow (before a call reads the
             data, and when it ends), under the session's lock, to keep the head elsewhere. If it raises,
             nothing is written and the call does not run.
+        allow_asymptotic : bool, default False
+            Admit pipelines whose guarantee holds only asymptotically (see :class:`Session`).
 
         Returns
         -------
@@ -499,7 +514,7 @@ class Session:
                 "it does not hold the head you expected: it was replaced by an older copy of itself, rewritten, "
                 "or belongs to another session"
             )
-        return cls(total, calls=calls)._attach(file, log, key, anchor)
+        return cls(total, calls=calls, allow_asymptotic=allow_asymptotic)._attach(file, log, key, anchor)
 
     def save(self, path: str | Path, *, key: bytes | None = None) -> None:
         """Write this session (in memory) to a new session file; an existing file is never overwritten.
@@ -523,7 +538,14 @@ class Session:
             witness.write(_new_log(file, self._budget, self._calls, session_log.check_key(key), None, {}))
 
     @classmethod
-    def upgrade(cls, path: str | Path, *, key: bytes | None = None, anchor: Anchor | None = None) -> Session:
+    def upgrade(
+        cls,
+        path: str | Path,
+        *,
+        key: bytes | None = None,
+        anchor: Anchor | None = None,
+        allow_asymptotic: bool = False,
+    ) -> Session:
         """Convert a ``privframe-session/1`` file to a hash-chained one, once, and open it.
 
         A version-1 file has no chain, so nothing can tell whether its calls were edited or removed: the
@@ -535,7 +557,7 @@ class Session:
         ----------
         path : str or Path
             The ``privframe-session/1`` file.
-        key, anchor
+        key, anchor, allow_asymptotic
             As for :meth:`open`.
 
         Returns
@@ -555,7 +577,7 @@ class Session:
             _link_backup(file, backup)
             os.replace(fresh, file)
             witness.write(log)
-        return cls(total, calls=calls)._attach(file, log, key, anchor)
+        return cls(total, calls=calls, allow_asymptotic=allow_asymptotic)._attach(file, log, key, anchor)
 
 
 Anchor = Callable[[str], object]

@@ -259,7 +259,7 @@ def test_the_ledger_of_every_method_names_a_registered_accountant() -> None:
         "cr-gs": {"budget": pf.GDP(1.0)},
         "cr-ss": {"statistic": "median", "budget": pf.GDP(4.0, delta=1e-6)},
         "dette-graw": {"budget": pf.GDP(1.0), "on_reject": "redraw", "B": 200},
-        "privboot": {"budget": pf.GDP(0.5), "B": 300, "ci": "standard"},
+        "privboot": {"budget": pf.GDP(0.5).to_approx_dp(1e-6), "B": 300, "ci": "standard"},
         "blbquant": {"budget": pf.PureDP(2.0), "R": 100, "min_block": 0},
         "privsub": {"budget": pf.ApproxDP(2.0, 1e-6)},
     }

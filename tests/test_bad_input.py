@@ -153,7 +153,7 @@ _X = np.random.default_rng(0).uniform(size=500)
     [
         ("blbquant", pf.PureDP(5.0), {"bin_width": 1e-300, "min_block": 0}, "bin_width"),
         ("blbquant", pf.PureDP(5.0), {"R": 10**12, "min_block": 0}, "R"),
-        ("privboot", pf.GDP(1.0), {"grid_size": 10**12}, "grid_size"),
+        ("privboot", pf.ApproxDP(4.89, 1e-6), {"grid_size": 10**12}, "grid_size"),
         ("privsub", pf.ApproxDP(1.0, 1e-6), {"T": 10**12}, "sampler.B"),
         ("cr-gs", pf.GDP(1.0), {"B": 10**9}, "sampler.B"),
     ],
@@ -200,4 +200,6 @@ def test_a_loose_approx_budget_converts_instead_of_failing_on_a_zero_epsilon() -
 
 def test_a_huge_mu_names_privboots_default_b_as_the_cause() -> None:
     with pytest.raises(pf.ConfigError, match=r"default B = max\(2000 mu\^2, 2 / alpha\) at mu = 50"):
-        pf.confidence_interval(_X, "mean", method="privboot", budget=pf.GDP(50.0), bounds=(0, 1), rng=1)
+        pf.confidence_interval(
+            _X, "mean", method="privboot", budget=pf.GDP(50.0).to_approx_dp(1e-6), bounds=(0, 1), rng=1
+        )

@@ -779,9 +779,9 @@ def test_refusals_are_recorded_only_when_asked_and_typos_still_fail(tmp_path: Pa
         {"label": "mu=1", "gdp": {"unit": "gdp", "mu": 1.0}},
         {"label": "pure", "gdp": {"unit": "pure-dp", "epsilon": 1.0}},
     ]
-    dette = {"method": "dette-graw", "sampler": "wr", "budget": "gdp"}
+    dette = {"method": {"name": "dette-graw", "calibration": "clt"}, "sampler": "wr", "budget": "gdp"}
     config = _config(**{"grid/budgets": budgets, "methods/dg": dette})
-    # dette-graw's default 'clt' calibration refuses a pure budget when its pipeline is built: an error by
+    # dette-graw's (paper) 'clt' calibration refuses a pure budget when its pipeline is built: an error by
     # default ...
     with pytest.raises(pf.ConfigError, match=r"^calibration: 'clt' calibrates Gaussian releases"):
         E.run(config)

@@ -32,10 +32,10 @@ def _huge_pair(n: int = 1000) -> tuple[np.ndarray, np.ndarray]:
 PRIVATE = [
     ("cr-gs", pf.GDP(1.0), {}),
     ("cr-ss", pf.GDP(1.0, delta=1e-6), {}),
-    ("dette-graw", pf.GDP(1.0), {}),
+    ("dette-graw", pf.GDP(1.0), {"calibration": "clt"}),  # the exact default refuses these bounds (below)
     ("privsub", pf.ApproxDP(1.0, 1e-6), {}),
-    ("privboot", pf.GDP(1.0), {}),
-    ("privboot", pf.GDP(1.0), {"ci": "standard"}),
+    ("privboot", pf.ApproxDP(4.89, 1e-6), {}),
+    ("privboot", pf.ApproxDP(4.89, 1e-6), {"ci": "standard"}),
 ]
 
 
@@ -53,6 +53,14 @@ def test_huge_bounds_release_finite_intervals_on_both_neighbours(
         assert math.isfinite(res.high)
         assert math.isfinite(res.center)
         assert 0.0 <= res.low <= res.high <= HUGE
+
+
+def test_dette_graw_refuses_bounds_where_its_noise_scale_overflows_on_both_neighbours() -> None:
+    """The exact calibration charges kappa Delta_m per release, B of them: at bounds near the largest double the
+    noise scale overflows. Planned from public inputs before a value is used: both neighbours raise alike."""
+    for data in _huge_pair():
+        with pytest.raises(pf.ConfigError, match=r"^bounds: the bounds are so wide that the noise scale overflows"):
+            pf.confidence_interval(data, "mean", method="dette-graw", budget=pf.GDP(1.0), bounds=(0, HUGE), rng=1)
 
 
 def test_bounds_whose_width_overflows_are_refused() -> None:

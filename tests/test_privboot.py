@@ -29,6 +29,11 @@ from privframe_std.methods.privboot.accounting import (
 from privframe_std.methods.privboot.method import ANNOUNCE_DRAWS, privboot_cost_note
 
 
+def _approx(mu: float) -> pf.ApproxDP:
+    """mu-GDP's (eps, delta) point at delta = 1e-6: the budget privboot's default exact accounting takes."""
+    return pf.GDP(mu).to_approx_dp(1e-6)
+
+
 def _data(n: int, seed: int | np.random.SeedSequence) -> np.ndarray:
     """The privboot-mean population: clip(N(0.5, 1), [0, 1]), mean 0.5."""
     return np.clip(np.random.default_rng(seed).normal(0.5, 1.0, size=n), 0.0, 1.0)
@@ -46,7 +51,9 @@ def test_b_rule(mu: float, B: int) -> None:
 
 def test_noise_scale_and_asymptotic_ledger() -> None:
     n, mu = 2000, 0.3
-    res = pf.confidence_interval(_data(n, 0), "mean", method="privboot", budget=pf.GDP(mu), bounds=(0, 1), rng=1)
+    res = pf.confidence_interval(
+        _data(n, 0), "mean", method="privboot", budget=pf.GDP(mu), bounds=(0, 1), rng=1, accounting="asymptotic"
+    )
     B = res.parameters["B"]
     assert B == 180
     sigma = math.sqrt((2 - 2 / math.e) * B) * (1 / n) / mu
@@ -60,6 +67,12 @@ def test_noise_scale_and_asymptotic_ledger() -> None:
     assert event.details["B"] == B
     assert res.privacy.accountant == "gdp"
     assert res.privacy.total == pf.GDP(mu)
+    assert res.privacy.asymptotic
+    assert "(asymptotic guarantee)" in res.privacy.summary()
+    # what the claim costs exactly: above mu-GDP's epsilon at delta = 1e-6, within the 5% it is allowed
+    exact, claimed = res.diagnostics["exact_epsilon"], res.diagnostics["claimed_epsilon"]
+    assert claimed == pytest.approx(accounting.gdp_epsilon(1e-6, mu))
+    assert claimed < exact <= 1.05 * claimed
     assert res.low < res.center < res.high
 
 
@@ -75,9 +88,9 @@ def test_the_noise_drawn_has_the_claimed_scale() -> None:
     centers, halves = [], []
     for seed in np.random.SeedSequence(5).spawn(runs):
         res = pf.confidence_interval(
-            x, "mean", method="privboot", budget=pf.GDP(mu), bounds=(0, 1), rng=seed, ci="standard"
+            x, "mean", method="privboot", budget=_approx(mu), bounds=(0, 1), rng=seed, ci="standard"
         )
-        centers.append(res.center)
+        centers.append(res.diagnostics.get("unclipped", (0.0, 0.0, res.center))[2])  # before the range [0, 1]
         halves.append(res.width / 2)
     sigma = res.diagnostics["sigma"]
     assert res.parameters["B"] == 20
@@ -97,7 +110,7 @@ def test_budgets() -> None:
 
 def test_options_sampler_and_reproducibility() -> None:
     x = _data(400, 3)
-    kw: dict[str, Any] = {"method": "privboot", "budget": pf.GDP(0.5), "bounds": (0, 1)}
+    kw: dict[str, Any] = {"method": "privboot", "budget": _approx(0.5), "bounds": (0, 1)}
     res = pf.confidence_interval(x, "mean", B=64, rng=4, **kw)
     assert res.parameters["B"] == 64
     again = pf.confidence_interval(x, "mean", B=64, rng=4, **kw)
@@ -115,7 +128,7 @@ def test_result_does_not_depend_on_the_memory_budget() -> None:
     """A budget below the g-model's likelihood matrix (B x 300 doubles) makes the fit recompute it in blocks:
     the interval is the same, bit for bit."""
     x = _data(400, 5)
-    kw: dict[str, Any] = {"method": "privboot", "budget": pf.GDP(1.0), "bounds": (0, 1), "B": 5000, "rng": 6}
+    kw: dict[str, Any] = {"method": "privboot", "budget": _approx(1.0), "bounds": (0, 1), "B": 5000, "rng": 6}
     roomy = pf.confidence_interval(x, "mean", **kw)
     tight = pf.confidence_interval(x, "mean", memory_budget=2**20, **kw)  # the matrix takes 12 MB
     assert (roomy.low, roomy.high, roomy.center) == (tight.low, tight.high, tight.center)
@@ -131,7 +144,7 @@ def test_a_long_call_announces_its_cost(caplog: pytest.LogCaptureFixture) -> Non
     assert privboot_cost_note(10_000, 2000, 1.0) is None
     assert privboot_cost_note(ANNOUNCE_DRAWS, 1, 1.0) is not None
     with caplog.at_level("WARNING", logger="privframe_std.methods.privboot.method"):
-        pf.confidence_interval(_data(400, 3), "mean", method="privboot", budget=pf.GDP(0.5), bounds=(0, 1), rng=1)
+        pf.confidence_interval(_data(400, 3), "mean", method="privboot", budget=_approx(0.5), bounds=(0, 1), rng=1)
     assert not caplog.records
 
 
@@ -143,7 +156,7 @@ def test_deconvolution_with_little_noise_matches_the_bootstrap() -> None:
     sets of 2000 resamples give 5% quantiles with SE ~ 0.0004).
     """
     x = _data(2000, 6)
-    priv = pf.confidence_interval(x, "mean", method="privboot", budget=pf.GDP(4.0), bounds=(0, 1), B=2000, rng=7)
+    priv = pf.confidence_interval(x, "mean", method="privboot", budget=_approx(4.0), bounds=(0, 1), B=2000, rng=7)
     ref = pf.confidence_interval(x, "mean", method="bootstrap", budget=None, bounds=(0, 1), B=2000, rng=8)
     assert priv.low == pytest.approx(ref.low, abs=0.003)
     assert priv.high == pytest.approx(ref.high, abs=0.003)
@@ -212,19 +225,61 @@ def test_exact_calibration_meets_the_budget() -> None:
     assert mu0 < accounting.gdp_mu_for(eps, delta) / math.sqrt(ASYMPTOTIC_FACTOR * B)
 
 
-def test_exact_accounting_option_records_an_eps_delta_ledger() -> None:
+def test_exact_accounting_is_the_default_and_records_an_eps_delta_ledger() -> None:
     x = _data(1000, 9)
-    res = pf.confidence_interval(
-        x, "mean", method="privboot", budget=pf.GDP(0.5), bounds=(0, 1), accounting="exact", B=100, rng=10
-    )
+    target = _approx(0.5)
+    res = pf.confidence_interval(x, "mean", method="privboot", budget=target, bounds=(0, 1), B=100, rng=10)
+    assert res.parameters["accounting"] == "exact"
     (event,) = res.privacy.events
     assert event.asymptotic is False
-    target = pf.GDP(0.5).to_approx_dp(1e-6)
-    assert event.budget == pf.ApproxDP(target.epsilon, 1e-6)
+    assert not res.privacy.asymptotic
+    assert event.budget == target
     assert res.privacy.accountant == "approx-dp"
     assert res.diagnostics["sigma"] > res.diagnostics["asymptotic_sigma"]  # B = 100: exact costs more noise
     pld = privboot_pld(res.diagnostics["mu_0"], 1000, res.parameters["B"])
     assert pld.delta(target.epsilon) <= 1e-6
+
+
+def test_a_gdp_budget_under_exact_accounting_is_refused_naming_the_conversion() -> None:
+    """The exact composition proves an (eps, delta) point, not a GDP curve: no silent conversion."""
+    x = _data(500, 1)
+    with pytest.raises(
+        pf.BudgetError, match=r"^budget: privboot's exact accounting .*to_approx_dp\(1e-6\).*asymptotic"
+    ):
+        pf.confidence_interval(x, "mean", method="privboot", budget=pf.GDP(1.0), bounds=(0, 1))
+
+
+class _Untouchable:
+    """A numeric array whose length is public and whose values raise if read."""
+
+    shape = (2000,)
+    dtype = np.dtype(float)
+
+    def __array__(self, *args: Any, **kwargs: Any) -> np.ndarray:
+        raise AssertionError("the data were read")
+
+
+@pytest.mark.parametrize("B", [20, 100])
+def test_an_asymptotic_claim_at_small_b_is_refused_before_the_data_are_read(B: int) -> None:
+    """B = 20 at mu = 1 costs eps = 7.19 at delta = 1e-6 against mu-GDP's 4.89 (B = 100: 5.37): refused, naming
+    exact accounting; in a session it costs nothing. Exact accounting charges its exact cost at B = 20."""
+    options: dict[str, Any] = {"method": "privboot", "bounds": (0, 1), "B": B, "accounting": "asymptotic"}
+    with pytest.raises(
+        pf.ConfigError, match=r"^sampler\.B: B = \d+ bootstrap releases are too few .*accounting='exact'"
+    ):
+        pf.confidence_interval(_Untouchable(), "mean", budget=pf.GDP(1.0), **options)  # type: ignore[arg-type]
+    session = pf.Session(pf.GDP(2.0), allow_asymptotic=True)
+    with pytest.raises(pf.ConfigError, match="too few"):
+        session.confidence_interval(_data(2000, 1), "mean", budget=pf.GDP(1.0), **options)
+    assert session.spent is None
+    assert not session.calls
+    exact = pf.confidence_interval(
+        _data(2000, 2), "mean", method="privboot", budget=_approx(1.0), bounds=(0, 1), B=20, rng=3
+    )
+    assert exact.privacy.total == _approx(1.0)
+    assert not exact.privacy.asymptotic
+    assert privboot_pld(exact.diagnostics["mu_0"], 2000, 20).delta(_approx(1.0).epsilon) <= 1e-6
+    assert exact.diagnostics["mu_0"] < 0.8 / math.sqrt(ASYMPTOTIC_FACTOR * 20)  # 0.149 against the claim's 0.199
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -242,7 +297,7 @@ def test_coverage_privboot_mean_mu1() -> None:
     for seed in np.random.SeedSequence(2024).spawn(trials):
         data_seed, run_seed = seed.spawn(2)
         res = pf.confidence_interval(
-            _data(10_000, data_seed), "mean", method="privboot", budget=pf.GDP(1.0), bounds=(0, 1), rng=run_seed
+            _data(10_000, data_seed), "mean", method="privboot", budget=_approx(1.0), bounds=(0, 1), rng=run_seed
         )
         hits_dec += res.contains(0.5)
         low, high = res.diagnostics["standard_interval"]
@@ -259,7 +314,7 @@ def test_the_ks_distance_is_refused_by_default_and_named_alternatives_work() -> 
     from scipy import stats
 
     x = np.random.default_rng(0).normal(size=300)
-    options = {"reference": stats.norm(), "budget": pf.GDP(1.0), "B": 50, "rng": 1}
+    options = {"reference": stats.norm(), "budget": _approx(1.0), "B": 50, "rng": 1}
     with pytest.raises(
         pf.ConfigError,
         match=r"^statistic: method 'privboot' needs .*consistent n-out-of-n bootstrap.*'ks'.*dette-graw, privsub",

@@ -351,7 +351,8 @@ def test_non_finite_log_smooth_sensitivity_gives_an_uninformative_release_not_an
     # ln s = -inf claims a smooth sensitivity of exactly zero (the statistic is constant on every dataset):
     # the value itself is the release, as for any bound below a quarter of the doubles' spacing.
     out = ptr.release_smooth(np.array([0.123456789]), -math.inf, event, np.random.default_rng(1))
-    assert float(out.value[0]) == 0.123456789 and out.noise_scale == 0.0
+    assert float(out.value[0]) == 0.123456789
+    assert out.noise_scale == 0.0
 
 
 UGRID = np.array([-0.5, -0.25, 0.0, 0.25, 0.5])

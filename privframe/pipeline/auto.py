@@ -239,6 +239,9 @@ def select(pipe: Recipe, n: int, assemble: Assemble) -> Any:
         except (BudgetError, ConfigError) as exc:
             passed_over.append((entry, f"refused this budget: {exc.message}"))
             continue
+        if candidate.asymptotic:
+            passed_over.append((entry, "its guarantee holds only asymptotically (auto chooses exact ones)"))
+            continue
         why = methodmap.diagnostics(
             located,
             method_map=method_map,

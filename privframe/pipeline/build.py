@@ -282,6 +282,16 @@ class Pipeline:
         """Whether this is a ``method="auto"`` pipeline whose method is chosen when it runs."""
         return self._resolved is None
 
+    @property
+    def asymptotic(self) -> bool:
+        """Whether the method, as configured, records a guarantee that holds only asymptotically.
+
+        Always an explicit option (PrivBoot's ``accounting="asymptotic"``, Dette-Graw's ``calibration="clt"``);
+        False for ``method="auto"``, which never chooses such a method. A :class:`~privframe.Session` refuses
+        an asymptotic pipeline unless it was opened with ``allow_asymptotic=True``.
+        """
+        return self._resolved is not None and self._resolved.needs.asymptotic
+
     def select(self, n: int) -> Pipeline:
         """The pipeline that runs on n records: this one, or for ``method="auto"`` the chosen method's.
 
@@ -328,7 +338,7 @@ class Pipeline:
         except ConfigError as exc:
             raise exc.with_prefix("sampler") from exc
         if isinstance(resolved.method, ChecksDesign):
-            resolved.method.check_design(design, resolved.statistic)
+            resolved.method.check_design(design, resolved.statistic, budget=resolved.budget, bounds=resolved.bounds)
 
     def prepare(self, x: npt.ArrayLike) -> Array | DistributedData:
         """The data validated for a run: the pipeline's ``columns`` of a table, as float64; a Dask array's

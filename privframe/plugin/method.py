@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol, runtime_checkable
 
+from privframe.bounds import Bounds, L2Ball
 from privframe.plugin.context import RunContext
 from privframe.plugin.protocols import Statistic
 from privframe.plugin.traits import MethodNeeds
@@ -52,8 +53,12 @@ class ChecksDesign(Protocol):
     """A method that may refuse its sampler's design at n (public inputs only), before any data are read.
 
     ``privframe.Pipeline.check(n)`` calls it, the front door before it reads the data and a session before it
-    admits a call, so such a refusal costs nothing (BLBQuant refuses blocks too small for the statistic).
+    admits a call, so such a refusal costs nothing (BLBQuant refuses blocks too small for the statistic,
+    PrivBoot's asymptotic accounting too few resamples for its budget).
     """
 
-    def check_design(self, design: Design, statistic: Statistic) -> None:
-        """Raise ``ConfigError`` if the design at n does not suit the method."""
+    def check_design(
+        self, design: Design, statistic: Statistic, *, budget: Budget | None, bounds: Bounds | L2Ball | None
+    ) -> None:
+        """Raise ``ConfigError`` if the design at n does not suit the method (for the call's public
+        ``budget`` and ``bounds``)."""

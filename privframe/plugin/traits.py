@@ -179,6 +179,10 @@ class MethodNeeds:
         Whether it may run in shifted coordinates (an equivariant statistic's data shifted by the public
         lower bound; see :class:`StatisticTraits`). False for a method that hands the data to user code
         expecting the original values (PrivSub with ``estimator=``).
+    asymptotic : bool, default False
+        True when the method, as configured, records a guarantee that holds only asymptotically (an explicit
+        option such as Dette-Graw's ``calibration="clt"``; never a default). ``method="auto"`` never chooses
+        such a pipeline, and a :class:`~privframe.Session` refuses it unless it allows asymptotic guarantees.
     """
 
     sampler: tuple[type[Any], ...] | None = attrs.field(default=(Sampler,), converter=_protocols)
@@ -188,6 +192,7 @@ class MethodNeeds:
     mechanism_budget: Any = "per-call"
     distributed: bool = False
     shift: bool = True
+    asymptotic: bool = False
 
     def __attrs_post_init__(self) -> None:
         budget = self.mechanism_budget

@@ -14,7 +14,7 @@ from scipy import special
 import privframe.plugin as pp
 from privframe.errors import BudgetError, ConfigError
 from privframe.privacy import accounting
-from privframe_std.methods.privboot.accounting import ASYMPTOTIC_FACTOR, calibrate_mu0
+from privframe_std.methods.privboot.accounting import ASYMPTOTIC_FACTOR, calibrate_mu0, privboot_pld
 from privframe_std.methods.privboot.gmodel import fit_gmodel
 
 __all__ = ["ANNOUNCE_DRAWS", "SECONDS_PER_DRAW", "PrivBoot", "privboot_cost_note", "privboot_resamples"]
@@ -26,6 +26,24 @@ def privboot_resamples(mu: float, confidence: float) -> int:
     """``B = max(2000 mu^2, 2 / alpha)``, rounded up (products rounded to 9 decimals first)."""
     alpha = 1.0 - confidence
     return max(math.ceil(round(2000.0 * mu * mu, 9)), math.ceil(round(2.0 / alpha, 9)))
+
+
+EXACT_REPORT_DELTA = 1e-6
+"""The delta at which an asymptotic run's exact cost is computed (``diagnostics["exact_epsilon"]``)."""
+
+ASYMPTOTIC_TOLERANCE = 0.05
+"""How far (relative, in epsilon at delta = 1e-6) the exact cost may exceed an asymptotic claim. [choice]"""
+
+
+def _asymptotic_cost(mu: float, n: int, B: int) -> tuple[float | None, float]:
+    """``(exact, claimed)`` epsilon at delta = 1e-6 of B releases at the asymptotic ``mu_0``; exact is None
+    when the numerical composition cannot resolve that delta."""
+    claimed = accounting.gdp_epsilon(EXACT_REPORT_DELTA, mu)
+    try:
+        exact = privboot_pld(mu / math.sqrt(ASYMPTOTIC_FACTOR * B), n, B).epsilon(EXACT_REPORT_DELTA)
+    except BudgetError:
+        return None, claimed
+    return exact, claimed
 
 
 MAX_GMODEL_BYTES = 1 << 31
@@ -60,12 +78,17 @@ def privboot_cost_note(n: int, B: int, mu: float) -> str | None:
 class PrivBoot:
     """The private bootstrap: B noisy n-out-of-n bootstrap values, then a deconvolution or standard interval.
 
-    Each of the B releases is ``theta(X*_b) + N(0, sigma^2)`` on an n-out-of-n bootstrap resample. With the
-    default ``accounting="asymptotic"``, ``sigma = sqrt((2 - 2/e) B) Delta_n / mu``: B releases at
-    ``mu_0 = Delta_n / sigma`` are mu-GDP as B grows (the ledger entry is flagged asymptotic). With
-    ``accounting="exact"``, mu_0 is the largest value whose exact B-fold composition (numerical, see
-    :mod:`privframe_std.methods.privboot.accounting`) is (eps, delta)-DP for the budget's (eps, delta) at
-    ``exact_delta``; the ledger then records that (eps, delta) guarantee.
+    Each of the B releases is ``theta(X*_b) + N(0, sigma^2)`` on an n-out-of-n bootstrap resample, at
+    ``mu_0 = Delta_n / sigma``. With the default ``accounting="exact"`` and an ``ApproxDP(eps, delta)``
+    budget, mu_0 is the largest value whose exact B-fold composition (numerical, pessimistic, see
+    :mod:`privframe_std.methods.privboot.accounting`) is (eps, delta)-DP, at any B; the ledger records that
+    guarantee. The exact composition is an (eps, delta) statement, not a GDP one, so a ``GDP`` budget is
+    refused with the conversion to name (``pf.GDP(mu).to_approx_dp(1e-6)`` is the (eps, delta) point of
+    mu-GDP at delta = 1e-6). ``accounting="asymptotic"`` reproduces the paper:
+    ``mu_0 = mu / sqrt((2 - 2/e) B)``, mu-GDP only as B grows; its ledger entry is flagged asymptotic, a
+    ``Session`` refuses it unless opened with ``allow_asymptotic=True``, ``B`` below the default rule is
+    refused (B = 20 at mu = 1 costs eps = 7.19 at delta = 1e-6, against mu-GDP's 4.89), and
+    ``diagnostics["exact_epsilon"]`` reports the exact cost at delta = 1e-6.
 
     Parameters
     ----------
@@ -77,11 +100,8 @@ class PrivBoot:
         (log-spline prior, Gaussian noise of the known sigma) and report its alpha/2 and 1 - alpha/2
         quantiles. "standard": ``mean +- z_{1-alpha/2} sqrt(max(var - sigma^2, 0))`` of the releases (the
         simple variant). The choice is post-processing; privacy is the same.
-    accounting : {"asymptotic", "exact"}, default "asymptotic"
+    accounting : {"exact", "asymptotic"}, default "exact"
         Noise calibration and ledger entry, as above.
-    exact_delta : float, default 1e-6
-        With ``accounting="exact"`` and a GDP budget mu: the delta at which the exact composition must meet
-        mu-GDP's epsilon. [choice]
     grid_size, df, penalty : int, int, float, default 300, 5, 0.1
         The g-model's support points (spanning the releases), spline degrees of freedom and penalty c0.
     """
@@ -89,8 +109,7 @@ class PrivBoot:
     name: ClassVar[str] = "privboot"
 
     ci: str = attrs.field(default="deconvolution", validator=pp.validators.choice("deconvolution", "standard"))
-    accounting: str = attrs.field(default="asymptotic", validator=pp.validators.choice("asymptotic", "exact"))
-    exact_delta: float = attrs.field(default=1e-6, validator=pp.validators.probability)
+    accounting: str = attrs.field(default="exact", validator=pp.validators.choice("exact", "asymptotic"))
     grid_size: int = attrs.field(default=300, validator=pp.validators.integer_at_least(10))
     df: int = attrs.field(default=5, validator=pp.validators.integer_at_least(2))
     penalty: float = attrs.field(default=0.1, validator=pp.validators.positive)
@@ -101,7 +120,7 @@ class PrivBoot:
         """A sampler, an additive mechanism handed GDP budgets (mu_0 per release), and (with
         ``check_consistency``) a statistic whose bootstrap is consistent."""
         consistent = {pp.StatisticNeed.BOOTSTRAP_CONSISTENT} if self.check_consistency else set()
-        return pp.MethodNeeds(statistic=consistent, mechanism_budget=pp.GDP)
+        return pp.MethodNeeds(statistic=consistent, mechanism_budget=pp.GDP, asymptotic=self.accounting == "asymptotic")
 
     def defaults(self, budget: pp.Budget | None, confidence: float) -> Mapping[str, object]:
         """The n-out-of-n bootstrap with ``B = max(2000 mu^2, 2 / alpha)``, Gaussian noise, and the accountant
@@ -116,16 +135,50 @@ class PrivBoot:
         """The mu driving the B rule and, for exact accounting, the (eps, delta) target."""
         if isinstance(budget, pp.PureDP):
             raise BudgetError(
-                "a GDP method cannot honour pure epsilon-DP; give pf.GDP(...) or pf.ApproxDP(...)", path="budget"
+                "a GDP method cannot honour pure epsilon-DP; give pf.ApproxDP(...) (or pf.GDP(...) with "
+                "accounting='asymptotic')",
+                path="budget",
             )
         if self.accounting == "asymptotic":
             return pp.as_gdp(budget).mu, None
-        if isinstance(budget, pp.ApproxDP):
-            if budget.delta <= 0:
-                raise BudgetError("exact accounting needs an (epsilon, delta) budget with delta > 0", path="budget")
-            return accounting.gdp_mu_for(budget.epsilon, budget.delta), budget
-        mu = budget.mu
-        return mu, pp.ApproxDP(accounting.gdp_epsilon(self.exact_delta, mu), self.exact_delta)
+        if isinstance(budget, pp.GDP):
+            raise BudgetError(
+                "privboot's exact accounting proves an (epsilon, delta) guarantee, not a GDP one: give "
+                "pf.ApproxDP(epsilon, delta) (pf.GDP(mu).to_approx_dp(1e-6) is mu-GDP's point at delta = 1e-6), "
+                "or accounting='asymptotic' to record mu-GDP as B grows (an asymptotic guarantee)",
+                path="budget",
+            )
+        if budget.delta <= 0:
+            raise BudgetError("exact accounting needs an (epsilon, delta) budget with delta > 0", path="budget")
+        return accounting.gdp_mu_for(budget.epsilon, budget.delta), budget
+
+    def check_design(
+        self,
+        design: pp.Design,
+        statistic: pp.Statistic,
+        *,
+        budget: pp.Budget | None,
+        bounds: pp.Bounds | pp.L2Ball | None,
+    ) -> None:
+        """Under ``accounting="asymptotic"``, refuse a B at which the claim understates the exact cost.
+
+        The exact cost of B releases at ``mu_0 = mu / sqrt((2 - 2/e) B)`` (at delta = 1e-6) exceeds mu-GDP's
+        by 29-78% at B = 20, 6-18% at B = 100 and 1-2% at B = 2000 (mu from 0.5 to 2); a claim off by more
+        than :data:`ASYMPTOTIC_TOLERANCE` is refused, not recorded. Public inputs only (n, B, the budget).
+        """
+        if self.accounting != "asymptotic" or budget is None:
+            return
+        mu = self._target(budget)[0]
+        exact, claimed = _asymptotic_cost(mu, design.n, design.B)
+        if exact is None or exact <= claimed * (1.0 + ASYMPTOTIC_TOLERANCE):
+            return
+        raise ConfigError(
+            f"B = {design.B} bootstrap releases are too few for accounting='asymptotic' at mu = {mu:g}: their exact "
+            f"cost is eps = {exact:.3g} at delta = 1e-6, not mu-GDP's {claimed:.3g}; use more resamples (the "
+            "default B = max(2000 mu^2, 2 / alpha)), or the default accounting='exact' with an (epsilon, delta) "
+            "budget, which charges the exact cost at any B",
+            path="sampler.B",
+        )
 
     def _check_gaussian(self, law: pp.NoiseLaw, rng: np.random.Generator) -> None:
         """The g-model (``ci="deconvolution"``) assumes Gaussian noise: refuse another law (public reads only).
@@ -156,6 +209,7 @@ class PrivBoot:
                 "privboot needs n-out-of-n resamples drawn with replacement ('bootstrap')", path="sampler"
             )
         B = resamples.B
+        self.check_design(resamples.design, ctx.statistic, budget=ctx.budget, bounds=ctx.bounds)
         if self.ci == "deconvolution" and B * self.grid_size * 8 > MAX_GMODEL_BYTES:
             default_b = privboot_resamples(mu, ctx.confidence)
             cause = (
@@ -221,6 +275,8 @@ class PrivBoot:
             "asymptotic_sigma": delta_n / asymptotic_mu0,
             "asymptotic": target is None,
         }
+        if target is None:  # what the asymptotic claim costs exactly, at delta = 1e-6 (public inputs only)
+            diagnostics["exact_epsilon"], diagnostics["claimed_epsilon"] = _asymptotic_cost(mu, n, B)
         excess = float(np.var(releases / unit, ddof=1)) - (sigma / unit) ** 2
         spread = unit * math.sqrt(excess) if excess > 0 else 0.0 if excess <= 0 else math.nan
         z = float(special.ndtri(1 - alpha / 2))
