@@ -95,6 +95,26 @@ def test_tied_data_behave_alike_on_both_neighbours() -> None:
         assert elapsed < 20.0  # a gross-regression guard only; the benchmark measures the time
 
 
+def test_the_heavily_tied_pair_releases_a_finite_centre_and_a_narrow_interval() -> None:
+    """Issue 27's pair: 0/1 data, n = 1e5 with 16 154 ones, GDP(1, 1e-6). The median's local sensitivity is
+    0 on the whole neighbourhood, so the smooth bound underflows: it was released as ``[0, 1] (center nan)``.
+    Now the bound stays in logs and the release is as tight as the mechanism allows, on both neighbours."""
+    n = 100_000
+    d0 = np.zeros(n)
+    d0[:16_154] = 1.0
+    d1 = d0.copy()
+    d1[-1] = 1.0
+    for data in (d0, d1):
+        for seed in (0,):
+            res = pf.confidence_interval(
+                data, "median", method="cr-ss", budget=pf.GDP(1.0, delta=1e-6), bounds=(0, 1), rng=seed
+            )
+            assert res.center == 0.0
+            assert res.low == 0.0
+            assert 0.0 < res.high < 1e-100  # never the whole range, never a point
+            assert "uninformative" not in res.diagnostics
+
+
 @attrs.frozen
 class SometimesNaN:
     """A broken third-party statistic: NaN on any resample holding the value 1, finite elsewhere."""
