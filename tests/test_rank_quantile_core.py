@@ -516,3 +516,13 @@ def test_coverage_on_heavy_ties_at_larger_n(spec: pf.Budget) -> None:
     trials = 1000
     covered = _coverage(draw, 0.0, 2000, 0.2, spec, -5.0, 5.0, trials)
     assert covered >= 0.95 - 3 * math.sqrt(0.95 * 0.05 / trials)
+
+
+def test_distance_classes_match_numpy_unique_on_both_paths() -> None:
+    rng = np.random.default_rng(4)
+    for spread in (50, 10**9):  # the bincount path and the sort path
+        distance = rng.integers(0, spread, size=1000).astype(np.int64) + 7
+        values, sizes = core._classes(distance)
+        expected_values, expected_sizes = np.unique(distance, return_counts=True)
+        np.testing.assert_array_equal(values, expected_values)
+        np.testing.assert_array_equal(sizes, expected_sizes)

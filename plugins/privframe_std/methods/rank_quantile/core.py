@@ -469,11 +469,24 @@ def end_distances(counts: IntArray, plan: RankPlan, side: str, *, tilted: bool =
     return distance
 
 
+def _classes(distance: IntArray) -> tuple[IntArray, IntArray]:
+    """The distinct distances (increasing) and how many grid points have each: ``np.unique``, in O(G) when
+    the distances span a range of at most a few times the grid (the usual case; a sort otherwise)."""
+    smallest = int(distance.min())
+    span = int(distance.max()) - smallest + 1
+    if span > 4 * distance.size:
+        values, sizes = np.unique(distance, return_counts=True)
+        return values.astype(np.int64), sizes.astype(np.int64)
+    tally = np.bincount(distance - smallest, minlength=span)
+    present = np.flatnonzero(tally)
+    return (present + smallest).astype(np.int64), tally[present].astype(np.int64)
+
+
 def _draw_end(rng: np.random.Generator, distance: IntArray, rate: float) -> int:
     """A grid index with probability proportional to ``exp(-rate distance)``: the class, then a point in it."""
-    values, inverse, sizes = np.unique(distance, return_inverse=True, return_counts=True)
-    chosen = exact_choice(rng, sizes.astype(np.int64), values.astype(np.int64), rate)
-    members = np.flatnonzero(inverse == chosen)
+    values, sizes = _classes(distance)
+    chosen = exact_choice(rng, sizes, values, rate)
+    members = np.flatnonzero(distance == values[chosen])
     return int(members[rng.integers(0, members.size)])
 
 
