@@ -526,3 +526,25 @@ def test_distance_classes_match_numpy_unique_on_both_paths() -> None:
         expected_values, expected_sizes = np.unique(distance, return_counts=True)
         np.testing.assert_array_equal(values, expected_values)
         np.testing.assert_array_equal(sizes, expected_sizes)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# the published construction (test-only baseline)
+
+
+@pytest.mark.parametrize(("n", "q"), [(500, 0.5), (2000, 0.1), (10000, 0.9)])
+def test_core_ranks_are_at_least_as_deep_as_the_published_construction(n: int, q: float) -> None:
+    """At the same per-end epsilon and resolution (granularity half a grid cell), the untilted core's ranks
+    are at least as deep as the baseline's with the correct tail; the baseline with the published tail
+    (total eps, no 1/2) would be deeper still, which is what makes it invalid."""
+    from baselines import drechsler
+
+    low, high, size, eps = 0.0, 10.0, 2**16, 1.0
+    granularity = (high - low) / (2 * size)
+    plan = core.plan(n, q, 0.95, pf.PureDP(eps), size, variant="independent", tilt=False)
+    k_low, k_high = drechsler.calibrated_ranks(n, q, 0.95, eps / 2, low, high, granularity)
+    assert plan.lower_rank >= k_low
+    assert plan.upper_rank <= k_high
+    wrong_low, wrong_high = drechsler.calibrated_ranks(n, q, 0.95, 4 * eps / 2, low, high, granularity)
+    assert wrong_low > plan.lower_rank
+    assert wrong_high < plan.upper_rank
