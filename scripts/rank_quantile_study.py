@@ -202,8 +202,10 @@ def _se(p: float, trials: int) -> float:
 
 
 def _ratio(a: float, b: float) -> float:
-    """a / b, with 0 / 0 = 1 (both intervals a single point, e.g. on an atom)."""
-    return 1.0 if a == b else a / b
+    """a / b, with 0 / 0 = 1 (both intervals a single point, e.g. on an atom) and a / 0 = inf."""
+    if a == b:
+        return 1.0
+    return a / b if b else math.inf
 
 
 def report(path: Path) -> str:

@@ -548,3 +548,20 @@ def test_core_ranks_are_at_least_as_deep_as_the_published_construction(n: int, q
     wrong_low, wrong_high = drechsler.calibrated_ranks(n, q, 0.95, 4 * eps / 2, low, high, granularity)
     assert wrong_low > plan.lower_rank
     assert wrong_high < plan.upper_rank
+
+
+def test_the_tilt_is_dropped_where_it_would_drift_to_the_bound() -> None:
+    """At n = 100 (one-sided, depth about 20) the points beyond the data could outweigh the target under a
+    tilt, so the plan keeps the uniform base measure; at n = 2000 the guard passes and the tilt deepens
+    both ranks."""
+    small = core.plan(100, 0.5, 0.95, pf.PureDP(1.0), 2**16)
+    assert small.upper.tilt_block == 0
+    large = core.plan(2000, 0.5, 0.95, pf.PureDP(1.0), 2**16)
+    untilted = core.plan(2000, 0.5, 0.95, pf.PureDP(1.0), 2**16, tilt=False)
+    assert large.lower.tilt_block > 0
+    assert large.upper.tilt_block > 0
+    assert large.lower_rank > untilted.lower_rank
+    assert large.upper_rank < untilted.upper_rank
+    end = large.lower
+    steps = (2**16 + 1 + end.tilt_block - 1) // end.tilt_block
+    assert end.rate * (end.depth - steps) >= math.log1p(math.exp(end.log_factor)) + core.TILT_MARGIN

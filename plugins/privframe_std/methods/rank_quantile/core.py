@@ -38,7 +38,8 @@ from privframe_std.methods.rank_quantile.budget import GDP_ACCOUNTING, selection
 
 __all__ = [
     "MAX_GRID_SIZE",
-    "TILT_SHARE",
+    "TILT_MARGIN",
+    "TILT_SHARES",
     "VARIANTS",
     "EndPlan",
     "RankPlan",
@@ -66,9 +67,13 @@ VARIANTS = ("auto", "independent", "joint")
 """``"independent"``: one selection per end; ``"joint"``: one selection of the pair; ``"auto"``: the plan
 takes whichever gives the narrower rank span (a choice from public inputs only)."""
 
-TILT_SHARE = 0.5
-"""With the tilt on, the base measure of an end falls by ``exp(-rate)`` at most ``TILT_SHARE * depth`` times
-across the grid (``depth`` the untilted target rank from that end), see :func:`plan`."""
+TILT_SHARES = (0.5, 0.25, 0.125)
+"""With the tilt on, the base measure of an end falls by ``exp(-rate)`` at most ``share * depth`` times across
+the grid (``depth`` the untilted target rank from that end), for the largest share that passes the drift
+guard of :func:`_single_end`."""
+
+TILT_MARGIN = 3.0
+"""The drift guard: the grid points beyond the data may weigh at most ``e^-3`` (5%) of the target."""
 
 _SAFETY = 1.0 - 1e-9
 """Each end's bound is held to ``alpha * _SAFETY``: the binomial sums are accurate to far better than 1e-9."""
@@ -319,15 +324,30 @@ def _end(n: int, p: float, rate: float, log_factor: float, alpha: float, tilt_bl
 
 
 def _single_end(n: int, p: float, epsilon: float, grid_size: int, alpha: float, tilt: bool) -> EndPlan:
-    """One end selected by its own exponential mechanism at epsilon, with the tilt when it helps."""
+    """One end selected by its own exponential mechanism at epsilon, with the tilt when it helps.
+
+    The tilt takes ``steps = share * r0`` steps of ``exp(-rate)`` across the grid (r0 the untilted depth,
+    share in :data:`TILT_SHARES`, the largest that passes): a grid point beyond the data on the end's own
+    side has distance about the depth r and base measure up to ``exp(rate * steps)`` above the target's,
+    so all of them together weigh at most ``(1 + F) exp(-rate (r - steps))`` relative to the target. The
+    tilt is kept only if that is below ``e^-TILT_MARGIN`` and the depth grows: otherwise it would trade
+    rank slack for a drift towards the bound (at small n).
+    """
     rate = epsilon / 2.0
     uniform = _end(n, p, rate, math.log(grid_size), alpha)
-    steps = int(TILT_SHARE * uniform.depth)
-    if not tilt or steps < 1:
+    if not tilt:
         return uniform
-    block = -(-(grid_size + 1) // steps)  # ceil: at most `steps` tilt steps across j = 0..G
-    tilted = _end(n, p, rate, math.log(tilt_factor(grid_size, block, rate)), alpha, block)
-    return tilted if tilted.depth > uniform.depth else uniform
+    for share in TILT_SHARES:
+        steps = int(share * uniform.depth)
+        if steps < 1:
+            break
+        block = -(-(grid_size + 1) // steps)  # ceil: at most `steps` tilt steps across j = 0..G
+        factor = tilt_factor(grid_size, block, rate)
+        tilted = _end(n, p, rate, math.log(factor), alpha, block)
+        drift_safe = rate * (tilted.depth - steps) >= math.log1p(factor) + TILT_MARGIN
+        if drift_safe and tilted.depth > uniform.depth:
+            return tilted
+    return uniform
 
 
 def _trivial_end(alpha: float) -> EndPlan:
