@@ -126,7 +126,7 @@ def _seed(*key: Any) -> np.random.SeedSequence:
 
 
 def run_cell(
-    shape: str, n: int, q: float, budget: str, width: int, trials: int, grid: int, ablation: bool
+    shape: str, n: int, q: float, budget: str, width: int, trials: int, grid: int, ablation: bool, tag: str = ""
 ) -> dict[str, Any]:
     sampler, quantile, _, _ = SHAPES[shape]
     low, high = bounds(shape, width)
@@ -141,7 +141,7 @@ def run_cell(
     granularity = (high - low) / (2 * grid)
     base_ranks = drechsler.calibrated_ranks(n, q, CONFIDENCE, eps_run, low, high, granularity)
     np_low, np_high = core.order_statistic_ranks(n, q, CONFIDENCE)
-    rng = np.random.default_rng(_seed(shape, n, q, budget, width, grid))
+    rng = np.random.default_rng(_seed(shape, n, q, budget, width, grid, *((tag,) if tag else ())))
     names = [*variants, "baseline", "nonprivate"]
     cover = {name: 0 for name in names}
     widths: dict[str, list[float]] = {name: [] for name in names}
@@ -257,6 +257,33 @@ def summary(path: Path) -> str:
     return "\n".join(out)
 
 
+def condensed(path: Path) -> str:
+    """One row per (bounds, budget, n): over the shapes and q, the lowest coverage and the width ratios."""
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    groups: dict[tuple[int, str, int], list[dict[str, Any]]] = {}
+    for row in rows:
+        groups.setdefault((row["width"], row["budget"], row["n"]), []).append(row)
+    lines = [
+        "| bounds | budget | n | cells | lowest coverage (SE) | ours/baseline: median [min, max] | "
+        "ours/non-private: median | one-sided or none |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    order = list(BUDGETS)
+    for (width, budget, n), sub in sorted(groups.items(), key=lambda kv: (kv[0][0], order.index(kv[0][1]), kv[0][2])):
+        lowest = min(sub, key=lambda r: r["coverage"]["ours"])
+        ratio = np.array([_ratio(r["mean_width"]["ours"], r["mean_width"]["baseline"]) for r in sub])
+        nonpriv = np.array([_ratio(r["mean_width"]["ours"], r["mean_width"]["nonprivate"]) for r in sub])
+        finite = nonpriv[np.isfinite(nonpriv)]
+        trivial = sum(r["plan"]["variant"] in ("one-sided", "none") for r in sub)
+        cover = lowest["coverage"]["ours"]
+        lines.append(
+            f"| {width} sd | {budget} | {n} | {len(sub)} | {cover:.3f} ({_se(cover, lowest['trials']):.3f}) "
+            f"| {np.median(ratio):.3f} [{ratio.min():.3f}, {ratio.max():.3f}] "
+            f"| {np.median(finite) if finite.size else math.nan:.2f} | {trivial} |"
+        )
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", type=Path, default=Path("rank_quantile_study.jsonl"))
@@ -269,8 +296,14 @@ def main() -> None:
     parser.add_argument("--widths", nargs="+", type=int, default=list(WIDTHS))
     parser.add_argument("--part", default="0/1")
     parser.add_argument("--ablation", action="store_true")
+    parser.add_argument("--tag", default="", help="a label mixed into the seeds: an independent replication")
     parser.add_argument("--report", action="store_true")
+    parser.add_argument("--condensed", action="store_true", help="print the one-row-per-(bounds, budget, n) table")
     args = parser.parse_args()
+    if args.condensed:
+        print(summary(args.out))
+        print(condensed(args.out))
+        return
     if args.report:
         print(summary(args.out))
         print(report(args.out))
@@ -279,7 +312,7 @@ def main() -> None:
     for shape, n, q, budget, width in _cells(args):
         if (shape, n, q, budget, width, args.grid) in done:
             continue
-        row = run_cell(shape, n, q, budget, width, args.trials, args.grid, args.ablation)
+        row = run_cell(shape, n, q, budget, width, args.trials, args.grid, args.ablation, args.tag)
         with args.out.open("a") as handle:
             handle.write(json.dumps(row) + "\n")
         print(f"{shape} n={n} q={q} {budget} W={width}: cover {row['coverage']} width {row['mean_width']}", flush=True)

@@ -565,3 +565,11 @@ def test_the_tilt_is_dropped_where_it_would_drift_to_the_bound() -> None:
     end = large.lower
     steps = (2**16 + 1 + end.tilt_block - 1) // end.tilt_block
     assert end.rate * (end.depth - steps) >= math.log1p(math.exp(end.log_factor)) + core.TILT_MARGIN
+
+
+def test_suggested_grid_size_follows_n_and_the_budget() -> None:
+    assert core.suggested_grid_size(100, pf.PureDP(0.1)) == 2**10
+    assert core.suggested_grid_size(500, pf.PureDP(1.0)) == 2**10
+    assert core.suggested_grid_size(10_000, pf.PureDP(1.0)) == 2**14
+    assert core.suggested_grid_size(10_000, pf.GDP(1.0)) == 2**15
+    assert core.suggested_grid_size(10**7, pf.PureDP(1.0)) == 2**16
