@@ -16,7 +16,7 @@ import pytest
 from scipy import special, stats
 
 import privframe as pf
-from privframe import accounting
+from privframe.privacy import accounting
 from privframe_std.mechanisms import exponential
 from privframe_std.methods.rank_quantile import _sampling, budget, core
 

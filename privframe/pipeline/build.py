@@ -39,7 +39,7 @@ from privframe.pipeline.ranges import within_range
 from privframe.pipeline.request import Request, forward, request
 from privframe.pipeline.resolve import PART_KINDS, ResolvedPipeline, check_resolution, resolve
 from privframe.plugin.context import RunContext
-from privframe.plugin.method import ChecksDesign
+from privframe.plugin.method import ChecksDesign, PublicCall
 from privframe.plugin.protocols import Sampler
 from privframe.plugin.registry import PluginRegistry, registry
 from privframe.privacy.budgets import GDP, ApproxDP, Budget, PureDP, budget_from_table, budget_to_table
@@ -330,15 +330,17 @@ class Pipeline:
         """
         resolved = self.select(n).resolve()
         check_resolution(resolved, n)
-        sampler = resolved.parts.get("sampler")
-        if not isinstance(sampler, Sampler):
+        if not isinstance(resolved.method, ChecksDesign):
             return
-        try:
-            design = sampler.design(n)
-        except ConfigError as exc:
-            raise exc.with_prefix("sampler") from exc
-        if isinstance(resolved.method, ChecksDesign):
-            resolved.method.check_design(design, resolved.statistic, budget=resolved.budget, bounds=resolved.bounds)
+        sampler = resolved.parts.get("sampler")
+        design = None
+        if isinstance(sampler, Sampler):
+            try:
+                design = sampler.design(n)
+            except ConfigError as exc:
+                raise exc.with_prefix("sampler") from exc
+        call = PublicCall(n=n, budget=resolved.budget, bounds=resolved.bounds, confidence=resolved.confidence)
+        resolved.method.check_design(design, resolved.statistic, call)
 
     def prepare(self, x: npt.ArrayLike) -> Array | DistributedData:
         """The data validated for a run: the pipeline's ``columns`` of a table, as float64; a Dask array's
@@ -443,6 +445,14 @@ def assemble(
     assert method is not None
     assert statistic is not None
     if method.name == AUTO:
+        # The statistic's own options (q=0.25) are part of what is chosen for, not a part option: route them
+        # to the statistic; anything else is refused by auto.check.
+        entry = (reg or registry).get("statistic", statistic.name, path=join_path(prefix, "statistic") or "statistic")
+        mine = {key: value for key, value in extra.items() if key in entry.options()}
+        if mine:
+            statistic = Part(statistic.name, {**statistic.options, **mine})
+            specs = {**specs, "statistic": statistic}
+            extra = {key: value for key, value in extra.items() if key not in mine}
         auto.check(
             method,
             statistic,

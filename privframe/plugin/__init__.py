@@ -16,7 +16,7 @@ The names, by what they are for:
   ``PreparingStatistic``, ``SmoothStatistic``, ``WeightedStatistic``, ``DecomposableStatistic``,
   ``RangedStatistic``, ``PopulationStatistic``), ``Sampler``, ``Mechanism``, ``SmoothMechanism``,
   ``BatchSmoothMechanism``, ``SelectionMechanism``, ``WeightedSelectionMechanism``, ``DescribedNoise``,
-  ``Accountant``, ``Method``, ``ChecksDesign``;
+  ``Accountant``, ``Method``, ``ChecksDesign`` (with the ``PublicCall`` it checks);
 - declarations: ``StatisticTraits`` (and ``traits_of``, a statistic's traits or the defaults), ``MethodNeeds``,
   ``StatisticNeed``;
 - a method's run: ``RunContext`` (with its ``Coordinates`` and ``Preparation``), ``noise_law``,
@@ -47,7 +47,7 @@ from privframe.plugin.context import RunContext
 from privframe.plugin.estimators import CallableEstimator, MechanismEstimator, PrivateEstimator
 from privframe.plugin.evaluation import Coordinates, Preparation, order_statistic_index
 from privframe.plugin.hookspecs import hookimpl
-from privframe.plugin.method import ChecksDesign, Method
+from privframe.plugin.method import ChecksDesign, Method, PublicCall
 from privframe.plugin.noise_laws import NoiseLaw, noise_law
 from privframe.plugin.protocols import (
     Accountant,
@@ -129,6 +129,7 @@ __all__ = [
     "PrivacyWarning",
     "PrivateEstimator",
     "PrivframeError",
+    "PublicCall",
     "PureDP",
     "RangedStatistic",
     "RatedStatistic",

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol, runtime_checkable
 
+import attrs
+
 from privframe.bounds import Bounds, L2Ball
 from privframe.plugin.context import RunContext
 from privframe.plugin.protocols import Statistic
@@ -17,7 +19,7 @@ from privframe.privacy.budgets import Budget
 from privframe.resampling.design import Design
 from privframe.results import IntervalResult, RegionResult
 
-__all__ = ["ChecksDesign", "Method"]
+__all__ = ["ChecksDesign", "Method", "PublicCall"]
 
 
 @runtime_checkable
@@ -48,17 +50,38 @@ class Method(Protocol):
         """Compute the confidence set; releases are charged through ``ctx``."""
 
 
+@attrs.frozen
+class PublicCall:
+    """What is public about one call before its data are read: n, the budget, the bounds, the confidence.
+
+    Parameters
+    ----------
+    n : int
+        The number of records.
+    budget : Budget or None
+        The call's budget (None for a non-private reference).
+    bounds : Bounds, L2Ball or None
+        The public bounds, in the data's own coordinates.
+    confidence : float
+        The nominal coverage.
+    """
+
+    n: int
+    budget: Budget | None
+    bounds: Bounds | L2Ball | None
+    confidence: float
+
+
 @runtime_checkable
 class ChecksDesign(Protocol):
-    """A method that may refuse its sampler's design at n (public inputs only), before any data are read.
+    """A method that may refuse a call from its public inputs only, before any data are read.
 
     ``privframe.Pipeline.check(n)`` calls it, the front door before it reads the data and a session before it
     admits a call, so such a refusal costs nothing (BLBQuant refuses blocks too small for the statistic,
-    PrivBoot's asymptotic accounting too few resamples for its budget).
+    PrivBoot's asymptotic accounting too few resamples for its budget, rank-quantile an n and budget at which
+    no interval narrower than the bounds is valid).
     """
 
-    def check_design(
-        self, design: Design, statistic: Statistic, *, budget: Budget | None, bounds: Bounds | L2Ball | None
-    ) -> None:
-        """Raise ``ConfigError`` if the design at n does not suit the method (for the call's public
-        ``budget`` and ``bounds``)."""
+    def check_design(self, design: Design | None, statistic: Statistic, call: PublicCall) -> None:
+        """Raise ``ConfigError`` if the call does not suit the method; ``design`` is the sampler's design at
+        n, None for a method without a sampler."""

@@ -119,6 +119,7 @@ class StatisticNeed(enum.Enum):
     SMOOTH_SENSITIVITY = "a smooth sensitivity (log_smooth_sensitivity, evaluate_log_smooth_batch)"
     WEIGHTED = "evaluation on weighted resamples (evaluate_weighted)"
     DECOMPOSABLE = "partial sums over data blocks (partial_batch, combine)"
+    QUANTILE = "a quantile level of scalar data (traits.quantile)"
 
     def holds(self, statistic: Statistic, traits: StatisticTraits) -> bool:
         """Whether ``statistic`` (with its ``traits``) meets this need."""
@@ -130,6 +131,8 @@ class StatisticNeed(enum.Enum):
             return isinstance(statistic, SmoothStatistic)
         if self is StatisticNeed.WEIGHTED:
             return isinstance(statistic, WeightedStatistic)
+        if self is StatisticNeed.QUANTILE:
+            return traits.quantile is not None
         return isinstance(statistic, DecomposableStatistic)
 
 

@@ -1,5 +1,5 @@
-"""Standard methods, one package per family: one-shot regions, PrivSub, BLBQuant, PrivBoot, and the
-single-module baselines Dette-Graw and the percentile bootstrap."""
+"""Standard methods, one package per family: one-shot regions, PrivSub, BLBQuant, PrivBoot, the rank-based
+quantile interval, and the single-module baselines Dette-Graw and the percentile bootstrap."""
 
 from __future__ import annotations
 
@@ -10,8 +10,19 @@ from privframe_std.methods.dette_graw import DetteGraw
 from privframe_std.methods.oneshot import CRGS, CRSS, Subsampling
 from privframe_std.methods.privboot import PrivBoot
 from privframe_std.methods.privsub import PrivSub
+from privframe_std.methods.rank_quantile import RankQuantile
 
-__all__ = ["BLBQuant", "CRGS", "CRSS", "DetteGraw", "PercentileBootstrap", "PrivBoot", "PrivSub", "Subsampling"]
+__all__ = [
+    "BLBQuant",
+    "CRGS",
+    "CRSS",
+    "DetteGraw",
+    "PercentileBootstrap",
+    "PrivBoot",
+    "PrivSub",
+    "RankQuantile",
+    "Subsampling",
+]
 
 
 @pp.hookimpl
@@ -25,3 +36,4 @@ def privframe_register_methods(registry: pp.MethodRegistry) -> None:
     registry.add(PrivBoot)
     registry.add(BLBQuant)
     registry.add(PrivSub)
+    registry.add(RankQuantile)

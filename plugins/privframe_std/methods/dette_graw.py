@@ -180,16 +180,9 @@ class DetteGraw:
                 path="calibration",
             )
 
-    def check_design(
-        self,
-        design: pp.Design,
-        statistic: pp.Statistic,
-        *,
-        budget: pp.Budget | None,
-        bounds: pp.Bounds | pp.L2Ball | None,
-    ) -> None:
+    def check_design(self, design: pp.Design | None, statistic: pp.Statistic, call: pp.PublicCall) -> None:
         """Refuse, from public inputs only, a 'composition' design without a multiplicity cap below m."""
-        if self.calibration != "composition":
+        if self.calibration != "composition" or design is None:
             return
         if design.kappa >= design.m:
             raise ConfigError(
@@ -250,7 +243,11 @@ class DetteGraw:
         n = ctx.n
         resamples = ctx.resample(sample_rng)
         m, B, kappa = resamples.m, resamples.B, resamples.kappa
-        self.check_design(resamples.design, ctx.statistic, budget=ctx.budget, bounds=ctx.bounds)
+        self.check_design(
+            resamples.design,
+            ctx.statistic,
+            pp.PublicCall(n=ctx.n, budget=ctx.budget, bounds=ctx.bounds, confidence=ctx.confidence),
+        )
         delta_n, delta_m = ctx.sensitivity(n), ctx.sensitivity(m)
         center_budget, boot_budget = pp.split_budget(total, self.share)
         p = inclusion_probability(n, m)

@@ -228,14 +228,7 @@ class BLBQuant:
             defaults["s"] = blocks
         return defaults
 
-    def check_design(
-        self,
-        design: pp.Design,
-        statistic: pp.Statistic,
-        *,
-        budget: pp.Budget | None,
-        bounds: pp.Bounds | pp.L2Ball | None,
-    ) -> None:
+    def check_design(self, design: pp.Design | None, statistic: pp.Statistic, call: pp.PublicCall) -> None:
         """Refuse blocks too small for the statistic (``min_block``); public inputs only.
 
         Called before the search runs, and by ``method="auto"`` to pass over a method that would refuse.
@@ -246,9 +239,11 @@ class BLBQuant:
             The partition's design: ``B = s`` blocks of ``m = b`` records out of ``n``.
         statistic : Statistic
             The statistic (its ``q`` for quantiles).
-        budget, bounds
-            The call's budget and bounds (unused: the refusal depends on the design only).
+        call : PublicCall
+            The call's public inputs (unused: the refusal depends on the design only).
         """
+        if design is None:  # blbquant always has a sampler; nothing to check without one
+            return
         n, s, b = design.n, design.B, design.m
         effective = effective_block(b, statistic)
         if effective < self.min_block:
@@ -290,7 +285,11 @@ class BLBQuant:
             raise ConfigError("blbquant needs disjoint blocks ('partition')", path="sampler")
         n = ctx.n
         s, b = partition.B, partition.m
-        self.check_design(partition.design, statistic, budget=ctx.budget, bounds=ctx.bounds)
+        self.check_design(
+            partition.design,
+            statistic,
+            pp.PublicCall(n=ctx.n, budget=ctx.budget, bounds=ctx.bounds, confidence=ctx.confidence),
+        )
         blocks_index = partition.matrix()
         R = self.R if self.R is not None else blb_replicates(n, b)
         tau_n = ctx.rate(n)

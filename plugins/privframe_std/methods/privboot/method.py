@@ -152,23 +152,16 @@ class PrivBoot:
             raise BudgetError("exact accounting needs an (epsilon, delta) budget with delta > 0", path="budget")
         return accounting.gdp_mu_for(budget.epsilon, budget.delta), budget
 
-    def check_design(
-        self,
-        design: pp.Design,
-        statistic: pp.Statistic,
-        *,
-        budget: pp.Budget | None,
-        bounds: pp.Bounds | pp.L2Ball | None,
-    ) -> None:
+    def check_design(self, design: pp.Design | None, statistic: pp.Statistic, call: pp.PublicCall) -> None:
         """Under ``accounting="asymptotic"``, refuse a B at which the claim understates the exact cost.
 
         The exact cost of B releases at ``mu_0 = mu / sqrt((2 - 2/e) B)`` (at delta = 1e-6) exceeds mu-GDP's
         by 29-78% at B = 20, 6-18% at B = 100 and 1-2% at B = 2000 (mu from 0.5 to 2); a claim off by more
         than :data:`ASYMPTOTIC_TOLERANCE` is refused, not recorded. Public inputs only (n, B, the budget).
         """
-        if self.accounting != "asymptotic" or budget is None:
+        if self.accounting != "asymptotic" or call.budget is None or design is None:
             return
-        mu = self._target(budget)[0]
+        mu = self._target(call.budget)[0]
         exact, claimed = _asymptotic_cost(mu, design.n, design.B)
         if exact is None or exact <= claimed * (1.0 + ASYMPTOTIC_TOLERANCE):
             return
@@ -209,7 +202,11 @@ class PrivBoot:
                 "privboot needs n-out-of-n resamples drawn with replacement ('bootstrap')", path="sampler"
             )
         B = resamples.B
-        self.check_design(resamples.design, ctx.statistic, budget=ctx.budget, bounds=ctx.bounds)
+        self.check_design(
+            resamples.design,
+            ctx.statistic,
+            pp.PublicCall(n=ctx.n, budget=ctx.budget, bounds=ctx.bounds, confidence=ctx.confidence),
+        )
         if self.ci == "deconvolution" and B * self.grid_size * 8 > MAX_GMODEL_BYTES:
             default_b = privboot_resamples(mu, ctx.confidence)
             cause = (

@@ -1,5 +1,9 @@
-"""Rank-based private confidence interval for any quantile: the math core (``docs/methods/rank-quantile.md``).
+"""The rank-based private confidence interval for any quantile (``docs/methods/rank-quantile.md``).
 
-Not registered as a method yet: :mod:`~privframe_std.methods.rank_quantile.core` holds pure functions
-(plan, histogram, select, interval) that a method wrapper calls.
+:mod:`~privframe_std.methods.rank_quantile.core` holds the pure functions (plan, histogram, select,
+interval); :class:`RankQuantile` is the registered method ``rank-quantile``.
 """
+
+from privframe_std.methods.rank_quantile.method import RankQuantile
+
+__all__ = ["RankQuantile"]

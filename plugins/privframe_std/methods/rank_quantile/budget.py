@@ -25,9 +25,9 @@ import math
 
 import attrs
 
-import privframe as pf
-from privframe import accounting
+import privframe.plugin as pp
 from privframe.errors import BudgetError, ConfigError
+from privframe.privacy import accounting
 
 __all__ = [
     "GDP_ACCOUNTING",
@@ -115,12 +115,12 @@ def _optimal_composition_epsilon(epsilon: float, delta: float, selections: int) 
     return low
 
 
-def selection_epsilon(budget: pf.Budget, selections: int, gdp_accounting: str = "bounded-range") -> SelectionBudget:
+def selection_epsilon(budget: pp.Budget, selections: int, gdp_accounting: str = "bounded-range") -> SelectionBudget:
     """The largest pure epsilon per selection that ``selections`` (1 or 2) independent selections may spend.
 
     Parameters
     ----------
-    budget : pf.PureDP, pf.ApproxDP or pf.GDP
+    budget : pp.PureDP, pp.ApproxDP or pp.GDP
         The budget of the whole release.
     selections : int
         1 (one joint or one-sided selection) or 2 (one selection per end).
@@ -136,11 +136,11 @@ def selection_epsilon(budget: pf.Budget, selections: int, gdp_accounting: str = 
         raise ConfigError("must be 1 or 2", path="selections")
     if gdp_accounting not in GDP_ACCOUNTING:
         raise ConfigError(f"must be one of {', '.join(GDP_ACCOUNTING)}", path="gdp_accounting")
-    if isinstance(budget, pf.PureDP):
+    if isinstance(budget, pp.PureDP):
         return SelectionBudget(budget.epsilon / selections, "pure")
-    if isinstance(budget, pf.GDP):
+    if isinstance(budget, pp.GDP):
         return _gdp_epsilon(budget.mu, selections, gdp_accounting)
-    if isinstance(budget, pf.ApproxDP):
+    if isinstance(budget, pp.ApproxDP):
         best = SelectionBudget(budget.epsilon / selections, "pure")
         if budget.delta > 0:
             optimal = _optimal_composition_epsilon(budget.epsilon, budget.delta, selections)
@@ -150,4 +150,4 @@ def selection_epsilon(budget: pf.Budget, selections: int, gdp_accounting: str = 
             if via_gdp.epsilon > best.epsilon:
                 best = via_gdp
         return best
-    raise BudgetError("expected pf.PureDP, pf.ApproxDP or pf.GDP", path="budget")
+    raise BudgetError("expected pp.PureDP, pp.ApproxDP or pp.GDP", path="budget")

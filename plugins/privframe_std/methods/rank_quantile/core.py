@@ -30,7 +30,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy import special, stats
 
-import privframe as pf
+import privframe.plugin as pp
 from privframe.errors import ConfigError, DataError
 from privframe_std.mechanisms.exponential import grid_points
 from privframe_std.methods.rank_quantile._sampling import exact_choice
@@ -279,7 +279,7 @@ class RankPlan:
         The pure epsilon of each selection that runs (two, one or none); each is also eps-bounded-range.
     route : str
         How the budget gave the epsilons (:func:`~privframe_std.methods.rank_quantile.budget.selection_epsilon`).
-    budget : pf.Budget
+    budget : pp.Budget
         The budget of the release.
     """
 
@@ -292,7 +292,7 @@ class RankPlan:
     upper: EndPlan
     selection_epsilons: tuple[float, ...]
     route: str
-    budget: pf.Budget
+    budget: pp.Budget
 
     @property
     def lower_rank(self) -> int:
@@ -359,7 +359,7 @@ def plan(
     n: int,
     q: float,
     confidence: float,
-    budget: pf.Budget,
+    budget: pp.Budget,
     grid_size: int,
     *,
     variant: str = "auto",
@@ -376,7 +376,7 @@ def plan(
         The quantile level, in (0, 1).
     confidence : float
         ``1 - alpha``, in (0, 1).
-    budget : pf.PureDP, pf.ApproxDP or pf.GDP
+    budget : pp.PureDP, pp.ApproxDP or pp.GDP
         The budget of the release.
     grid_size : int
         G, the number of grid cells between the bounds.
@@ -447,7 +447,7 @@ def plan(
     return make("one-sided", lower, _trivial_end(0.0), (one.epsilon,), one.route)
 
 
-def suggested_grid_size(n: int, budget: pf.Budget, gdp_accounting: str = "bounded-range") -> int:
+def suggested_grid_size(n: int, budget: pp.Budget, gdp_accounting: str = "bounded-range") -> int:
     """A grid size from public inputs: ``2^k``, k = round(log2(4 n eps_i)) clipped to 10..16.
 
     The grid trades one cell of resolution against ``ln G / rate`` ranks of slack per end. Measured
