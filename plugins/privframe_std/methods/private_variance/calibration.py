@@ -96,6 +96,10 @@ NORMAL_COUNT = 10.0
 """A two-point law is checked at its extreme coupling only if its rarer atom is expected at least this often
 in n records (tests measure the rarer ones: rare proportions with n p of 2 and less)."""
 
+_COARSE_GRID = np.geomspace(1e-8, MAX_VARIANCE, 20)
+_COARSE_FRACTIONS = np.array([0.5, 0.9, 1.0])
+"""The variances and means the split search checks (the final calibration checks the full sets)."""
+
 CALIBRATION_SLACK = 2e-3
 """The model coverage the calibration accepts below the confidence. Where sigma is large the coupling costs
 a second-order 1e-3 to 1.5e-3 (a skewed two-point law near a bound: the Wald interval's own second-order
@@ -317,7 +321,13 @@ def rare_atom(sigma2: npt.ArrayLike, delta: npt.ArrayLike) -> tuple[Array, Array
     return np.minimum(at_zero, 1.0 - at_zero), np.minimum(at_one, 1.0 - at_one)
 
 
-def _worst_at(sigma2: Array, inflation: float, model: CoverageModel, deltas: tuple[float, float]) -> Array:
+def _worst_at(
+    sigma2: Array,
+    inflation: float,
+    model: CoverageModel,
+    deltas: tuple[float, float],
+    fractions: Array = _DELTA_FRACTIONS,
+) -> Array:
     """The smallest coverage over the checked laws, per variance; ``+inf`` where no law on [0, 1] has that
     variance and such a mean.
 
@@ -329,7 +339,7 @@ def _worst_at(sigma2: Array, inflation: float, model: CoverageModel, deltas: tup
     top = np.minimum(np.sqrt(np.maximum(MAX_VARIANCE - s2, 0.0)), high_delta)
     possible = top >= low_delta
     top = np.maximum(top, low_delta)
-    delta = low_delta + (top - low_delta)[:, None] * _DELTA_FRACTIONS[None, :]
+    delta = low_delta + (top - low_delta)[:, None] * fractions[None, :]
     low, high = coupling_range(s2[:, None], delta)
     rare_low, rare_high = rare_atom(s2[:, None], delta)
     grid = np.broadcast_to(s2[:, None], delta.shape)
@@ -359,14 +369,24 @@ def worst_coverage(
     """The smallest model coverage over sigma^2 in (0, 1/4], the means with ``|mu - 1/2|`` in ``deltas`` and
     the couplings, and the sigma^2 where: a grid, then (``refine``) a bounded search in log sigma^2 between the
     grid neighbours of the worst grid point."""
-    grid = _SIGMA2_GRID
-    values = _worst_at(grid, inflation, model, deltas)
+    return _worst(inflation, model, deltas, refine, _SIGMA2_GRID, _DELTA_FRACTIONS)
+
+
+def _worst(
+    inflation: float,
+    model: CoverageModel,
+    deltas: tuple[float, float],
+    refine: bool,
+    grid: Array,
+    fractions: Array,
+) -> tuple[float, float]:
+    values = _worst_at(grid, inflation, model, deltas, fractions)
     i = int(np.argmin(values))
     if not refine:
         return float(values[i]), float(grid[i])
     lo, hi = math.log(grid[max(i - 1, 0)]), math.log(grid[min(i + 1, grid.size - 1)])
     result = optimize.minimize_scalar(
-        lambda x: float(_worst_at(np.array([math.exp(x)]), inflation, model, deltas)[0]),
+        lambda x: float(_worst_at(np.array([math.exp(x)]), inflation, model, deltas, fractions)[0]),
         bounds=(lo, hi),
         method="bounded",
         options={"xatol": 0.05},
@@ -382,11 +402,13 @@ def calibrate_inflation(
     """The smallest ``k >= 0`` (to ``tolerance``, rounded up) whose worst model coverage over the means with
     ``|mu - 1/2|`` in ``deltas`` is at least the confidence less :data:`CALIBRATION_SLACK`: a root on the
     grid, then (``precise``) checked with the refined search and raised by ``tolerance`` steps until it
-    passes. ``precise=False`` (the split search) stops at the grid's root."""
+    passes. ``precise=False`` (the split search) finds the root on a coarser grid of variances and means
+    (:data:`_COARSE_GRID`, :data:`_COARSE_FRACTIONS`) and stops there."""
     target = model.confidence - CALIBRATION_SLACK
+    grid, fractions = (_SIGMA2_GRID, _DELTA_FRACTIONS) if precise else (_COARSE_GRID, _COARSE_FRACTIONS)
 
     def gap(k: float, refine: bool = False) -> float:
-        return worst_coverage(k, model, deltas, refine)[0] - target
+        return _worst(k, model, deltas, refine, grid, fractions)[0] - target
 
     k = 0.0
     if gap(0.0) < 0.0:

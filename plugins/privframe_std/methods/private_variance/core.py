@@ -316,14 +316,30 @@ def _can_dominate(n: int, width: float, budget: pf.Budget, spelling: str, refere
 def _best_split(
     n: int, low: float, high: float, width: float, budget: pf.Budget, confidence: float, spelling: str
 ) -> VariancePlan:
-    """The plan of one spelling at the share that minimises the criterion: the criterion on the grid
-    :data:`_SHARES` (and halfway to the best share's neighbours) with a coarse calibration, then the precise
-    calibration at the best share."""
+    """The plan of one spelling at the best share, for these bounds.
+
+    The search runs once per (n, budget, confidence, spelling) on the unit width (:func:`_search_split`):
+    in width units the model does not depend on the bounds (both noise scales scale exactly with W and W^2),
+    so the share, k and criterion carry over; only the releases' sensitivities are rebuilt for W. A
+    pure-Laplace spelling depends on the budget's epsilon only.
+    """
+    key: pf.Budget = pf.PureDP(budget.epsilon) if spelling == LAPLACE and not isinstance(budget, pf.GDP) else budget
+    unit = _search_split(n, key, confidence, spelling)
+    kinds, parameters = _parameters(spelling, budget, unit.share)
+    mean, second = _releases(n, width, kinds, parameters)
+    return attrs.evolve(unit, lower=low, upper=high, width=width, mean=mean, second_moment=second)
+
+
+@functools.lru_cache(maxsize=64)
+def _search_split(n: int, budget: pf.Budget, confidence: float, spelling: str) -> VariancePlan:
+    """The unit-width plan of one spelling at the share that minimises the criterion: the criterion on the
+    grid :data:`_SHARES` (and halfway to the best share's neighbours) with a coarse calibration, then the
+    precise calibration at the best share."""
     scores: dict[float, float] = {}
 
     def score(share: float) -> float:
         if share not in scores:
-            scores[share] = _plan_at(n, low, high, width, budget, confidence, spelling, share, precise=False).criterion
+            scores[share] = _plan_at(n, 0.0, 1.0, 1.0, budget, confidence, spelling, share, precise=False).criterion
         return scores[share]
 
     for share in _SHARES:
@@ -334,7 +350,7 @@ def _best_split(
         if float(_SHARES[0]) <= share <= float(_SHARES[-1]):
             score(share)
     best = min(scores, key=scores.__getitem__)
-    return _plan_at(n, low, high, width, budget, confidence, spelling, best, precise=True)
+    return _plan_at(n, 0.0, 1.0, 1.0, budget, confidence, spelling, best, precise=True)
 
 
 def _plan_at(

@@ -110,25 +110,37 @@ class NoiseLaw:
         return float(-self.scale * math.log(2.0 * p))
 
 
+def _branches(
+    xs: Array, ss: Array, b: float
+) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp], npt.NDArray[np.intp]]:
+    """Flat indices of the three regimes: no normal part, the exact formula, a normal of the same variance."""
+    flat = ss.reshape(-1)
+    none = np.flatnonzero(flat <= 0)
+    normal = np.flatnonzero(flat > _NORMAL_LIMIT * b)
+    exact = np.flatnonzero((flat > 0) & (flat <= _NORMAL_LIMIT * b))
+    return none, exact, normal
+
+
 def sum_sf(x: npt.ArrayLike, s: npt.ArrayLike, law: NoiseLaw) -> Array:
     """``P(s Z + noise > x)`` for ``x >= 0``, ``s >= 0`` (broadcast), Z standard normal independent of the noise."""
     xs, ss = np.broadcast_arrays(np.asarray(x, dtype=np.float64), np.asarray(s, dtype=np.float64))
     if law.kind == GAUSSIAN:
         return np.asarray(special.ndtr(-xs / np.hypot(ss, law.scale)), dtype=np.float64)
     b = law.scale
-    laplace_only = 0.5 * np.exp(-xs / b)
-    normal_like = special.ndtr(-xs / np.sqrt(ss * ss + 2.0 * b * b))
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        safe = np.where(ss > 0, ss, 1.0)
-        r = safe / b
-        u = xs / safe
-        half_r2 = 0.5 * r * r
-        second = 0.5 * np.exp(half_r2 - xs / b + special.log_ndtr(u - r))
-        third = 0.5 * np.exp(half_r2 + xs / b + special.log_ndtr(-u - r))
-        exact = special.ndtr(-u) + second - third
-    out = np.where(ss > 0, exact, laplace_only)
-    out = np.where(ss > _NORMAL_LIMIT * b, normal_like, out)
-    return np.asarray(np.clip(out, 0.0, 1.0), dtype=np.float64)
+    fx, fs = xs.reshape(-1), ss.reshape(-1)
+    out = np.empty(fx.shape, dtype=np.float64)
+    none, exact, normal = _branches(xs, ss, b)
+    out[none] = 0.5 * np.exp(-fx[none] / b)
+    out[normal] = special.ndtr(-fx[normal] / np.sqrt(fs[normal] ** 2 + 2.0 * b * b))
+    xe, se = fx[exact], fs[exact]
+    r = se / b
+    u = xe / se
+    half_r2 = 0.5 * r * r
+    with np.errstate(over="ignore"):
+        second = 0.5 * np.exp(half_r2 - xe / b + special.log_ndtr(u - r))
+        third = 0.5 * np.exp(half_r2 + xe / b + special.log_ndtr(-u - r))
+    out[exact] = special.ndtr(-u) + second - third
+    return np.asarray(np.clip(out, 0.0, 1.0).reshape(xs.shape), dtype=np.float64)
 
 
 def sum_survival(x: npt.ArrayLike, s: npt.ArrayLike, law: NoiseLaw) -> Array:
@@ -139,7 +151,7 @@ def sum_survival(x: npt.ArrayLike, s: npt.ArrayLike, law: NoiseLaw) -> Array:
 
 
 def sum_pdf(x: npt.ArrayLike, s: npt.ArrayLike, law: NoiseLaw) -> Array:
-    """The density of ``s Z + noise`` (``s > 0``).
+    """The density of ``s Z + noise``.
 
     Laplace noise: ``(1 / 2b) [exp(r^2/2 - x/b) Phi(x/s - r) + exp(r^2/2 + x/b) Phi(-x/s - r)]`` with
     ``r = s / b`` (differentiate the survival function above), each term through ``log Phi``.
@@ -149,19 +161,21 @@ def sum_pdf(x: npt.ArrayLike, s: npt.ArrayLike, law: NoiseLaw) -> Array:
         sd = np.hypot(ss, law.scale)
         return np.asarray(np.exp(-0.5 * (xs / sd) ** 2) / (math.sqrt(2.0 * math.pi) * sd), dtype=np.float64)
     b = law.scale
-    sd = np.sqrt(ss * ss + 2.0 * b * b)
-    normal_like = np.exp(-0.5 * (xs / sd) ** 2) / (math.sqrt(2.0 * math.pi) * sd)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        safe = np.where(ss > 0, ss, 1.0)
-        r = safe / b
-        u = xs / safe
-        half_r2 = 0.5 * r * r
-        exact = (
-            np.exp(half_r2 - xs / b + special.log_ndtr(u - r)) + np.exp(half_r2 + xs / b + special.log_ndtr(-u - r))
+    fx, fs = xs.reshape(-1), ss.reshape(-1)
+    out = np.empty(fx.shape, dtype=np.float64)
+    none, exact, normal = _branches(xs, ss, b)
+    out[none] = np.exp(-np.abs(fx[none]) / b) / (2.0 * b)
+    sd = np.sqrt(fs[normal] ** 2 + 2.0 * b * b)
+    out[normal] = np.exp(-0.5 * (fx[normal] / sd) ** 2) / (math.sqrt(2.0 * math.pi) * sd)
+    xe, se = fx[exact], fs[exact]
+    r = se / b
+    u = xe / se
+    half_r2 = 0.5 * r * r
+    with np.errstate(over="ignore"):
+        out[exact] = (
+            np.exp(half_r2 - xe / b + special.log_ndtr(u - r)) + np.exp(half_r2 + xe / b + special.log_ndtr(-u - r))
         ) / (2.0 * b)
-    laplace_only = np.exp(-np.abs(xs) / b) / (2.0 * b)
-    out = np.where(ss > 0, exact, laplace_only)
-    return np.asarray(np.where(ss > _NORMAL_LIMIT * b, normal_like, out), dtype=np.float64)
+    return np.asarray(out.reshape(xs.shape), dtype=np.float64)
 
 
 def sum_upper_quantile(p: float, s: npt.ArrayLike, law: NoiseLaw) -> Array:
