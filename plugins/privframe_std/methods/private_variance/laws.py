@@ -200,5 +200,9 @@ def sum_upper_quantile(p: float, s: npt.ArrayLike, law: NoiseLaw) -> Array:
         with np.errstate(divide="ignore", invalid="ignore"):
             step = x + excess / sum_pdf(x, ss, law)
         inside = (step > low) & (step < high) & np.isfinite(step)
-        x = np.where(inside, step, 0.5 * (low + high))
+        moved = np.where(inside, step, 0.5 * (low + high))
+        done = bool(np.all(np.abs(moved - x) <= 4e-16 * np.abs(x)))
+        x = moved
+        if done:  # every quantile has stopped moving (to a few ulps)
+            break
     return np.asarray(x, dtype=np.float64)
