@@ -57,7 +57,7 @@ def test_sensitivities_by_brute_force_over_every_neighbour() -> None:
     sensitivity and attains the exact bound (the claim exceeds it only by the rounding margin)."""
     n, bounds = 3, (-1.0, 2.0)
     plan = attrs.evolve(_plan(), n=n, lower=bounds[0], upper=bounds[1], width=bounds[1] - bounds[0])
-    grid = [-1.7, -1.0, -0.35, 0.5, 0.9, 1.3, 2.0, 2.6]
+    grid = [-1.7, -1.0, -0.35, 0.5, 1.3, 2.0, 2.6]
     stats_of = {data: np.array(pv.statistics(np.array(data), plan)) for data in itertools.product(grid, repeat=n)}
     largest = np.zeros(2)
     for data, value in stats_of.items():

@@ -182,7 +182,18 @@ def sensitivities(n: int, width: float) -> tuple[float, float]:
       ``(W/2)^2 / n`` (attained by moving a record from the midpoint to a bound).
 
     Both are multiplied by :func:`rounding_margin` (the computed means, not the exact ones, are released).
-    ``width`` is the computed ``fl(b - a)``.
+
+    Parameters
+    ----------
+    n : int
+        Number of records.
+    width : float
+        The computed ``fl(b - a)``.
+
+    Returns
+    -------
+    (float, float)
+        The mean's and the second moment's sensitivities.
     """
     margin = rounding_margin(n)
     return width / n * margin, (width / 2.0) ** 2 / n * margin
@@ -409,6 +420,23 @@ def statistics(x: npt.ArrayLike, plan: VariancePlan) -> tuple[float, float]:
     ``[0, W]`` and each ``fl(d^2)`` in ``[0, fl(W^2 / 4)]``; the sums are ``math.fsum`` (correctly rounded),
     whence the sensitivities of :func:`plan` (:func:`rounding_margin`). NaN records count as the lower bound
     (``pf.as_data`` refuses them; this keeps the function total). Finite for every input; never raises on data.
+
+    Parameters
+    ----------
+    x : array_like
+        The n records (any shape with n elements).
+    plan : VariancePlan
+        Supplies n and the bounds.
+
+    Returns
+    -------
+    (float, float)
+        ``mean(y)`` and ``mean((y - W/2)^2)``, in the data's units (shifted by the lower bound).
+
+    Raises
+    ------
+    ConfigError
+        If x does not hold exactly ``plan.n`` records (a public property of the data).
     """
     values = np.asarray(x, dtype=np.float64).reshape(-1)
     if values.size != plan.n:
@@ -422,7 +450,20 @@ def statistics(x: npt.ArrayLike, plan: VariancePlan) -> tuple[float, float]:
 
 
 def noise_laws(plan: VariancePlan, exact: bool = True) -> tuple[NoiseLaw, NoiseLaw]:
-    """The noise laws :func:`interval` is given: those of the lattice releases (``exact``) or the nominal ones."""
+    """The noise laws :func:`interval` is given.
+
+    Parameters
+    ----------
+    plan : VariancePlan
+    exact : bool, default True
+        True: the laws of the lattice releases (``LatticePlan.scale``, a hair above the nominal scale); False:
+        the nominal continuous laws at ``sensitivity / parameter``.
+
+    Returns
+    -------
+    (NoiseLaw, NoiseLaw)
+        The mean's and the second moment's.
+    """
     if exact:
         return plan.mean.lattice_law(), plan.second_moment.lattice_law()
     return plan.mean.nominal_law(), plan.second_moment.nominal_law()
