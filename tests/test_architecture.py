@@ -263,6 +263,7 @@ def test_the_ledger_of_every_method_names_a_registered_accountant() -> None:
         "blbquant": {"budget": pf.PureDP(2.0), "R": 100, "min_block": 0},
         "privsub": {"budget": pf.ApproxDP(2.0, 1e-6)},
         "rank-quantile": {"statistic": "median", "budget": pf.PureDP(1.0)},
+        "private-variance": {"budget": pf.PureDP(1.0)},
     }
     for method in pf.registry.names("method"):
         entry = pf.registry.get("method", method)

@@ -98,6 +98,9 @@ PRIVATE: list[tuple[str, str, dict[str, Any]]] = [
     ("privsub", "mean", {"budget": pf.GDP(2.0)}),
     ("privsub", "median", {"budget": pf.PureDP(4.0)}),
     ("privsub", "quantile", {"budget": pf.PureDP(4.0), "q": 0.25}),
+    ("rank-quantile", "median", {"budget": pf.PureDP(2.0)}),
+    ("rank-quantile", "quantile", {"budget": pf.GDP(1.0), "q": 0.25}),
+    ("private-variance", "mean", {"budget": pf.PureDP(2.0)}),
 ]
 REFERENCES: list[tuple[str, str, dict[str, Any]]] = [
     ("bootstrap", "mean", {"budget": None}),
@@ -113,7 +116,7 @@ PRIVBOOT_DECONVOLUTION: tuple[str, str, dict[str, Any]] = (
 )
 EXACT = [case for case in PRIVATE + REFERENCES if case[0] != "cr-ss"]
 """Cases checked draw by draw under exact noise; CR-SS is the documented exception (its own test below)."""
-EXPONENTIAL = [case for case in PRIVATE if case[1] != "mean" and case[0] in ("blbquant", "privsub")]
+EXPONENTIAL = [case for case in PRIVATE if case[1] != "mean" and case[0] in ("blbquant", "privsub", "rank-quantile")]
 """Cases released by the exponential mechanism (its grid is a grid of the bounds)."""
 
 
@@ -176,13 +179,33 @@ def test_power_of_two_scale_with_exact_noise(method: str, statistic: str, option
     a, b = POWER_OF_TWO
     plain, mapped = _pair(method, statistic, options, a, b)
     assert 0 < plain.high - plain.low < BOUNDS[1] - BOUNDS[0]  # an informative interval, not the whole bounds
-    grid = _coarsest_grid(mapped)
-    assert grid == a * _coarsest_grid(plain)  # the lattice is scaled exactly
+    # The lattice of each release is scaled exactly: by a, or by a^2 for a second moment (private-variance's
+    # spread statistic, which it reads in width units, so only the mean's grid reaches the interval).
+    powers = [2 if event.label == "second_moment" else 1 for event in plain.privacy.events]
+    for event, image, power in zip(plain.privacy.events, mapped.privacy.events, powers, strict=True):
+        if isinstance(event.noise, pp.LatticePlan):
+            assert isinstance(image.noise, pp.LatticePlan)
+            assert image.noise.grid == a**power * event.noise.grid
+    grid = max(
+        (
+            e.noise.grid
+            for e, p in zip(mapped.privacy.events, powers, strict=True)
+            if p == 1 and isinstance(e.noise, pp.LatticePlan)
+        ),
+        default=0.0,
+    )
     tolerance = EXACT_STEPS * grid + FLOAT_SLACK * a * (BOUNDS[1] - BOUNDS[0])
     _assert_mapped(plain, mapped, a, b, tolerance)
 
 
-@pytest.mark.parametrize(("method", "statistic", "options"), PRIVATE + REFERENCES, ids=_ids(PRIVATE + REFERENCES))
+NO_FLOAT_MODE = ("rank-quantile", "private-variance")
+"""Methods with no mechanism part, hence no ``exact=False``: rank-quantile is exact at every scale (its grid is a
+grid of the bounds; ``test_exponential_mechanism_is_exact_at_every_scale``), private-variance's two lattice
+releases are equivariant draw by draw for a power-of-two a and in law only for a general one."""
+GENERAL_CASES = [case for case in PRIVATE + REFERENCES if case[0] not in NO_FLOAT_MODE]
+
+
+@pytest.mark.parametrize(("method", "statistic", "options"), GENERAL_CASES, ids=_ids(GENERAL_CASES))
 def test_general_scale(method: str, statistic: str, options: dict[str, Any]) -> None:
     """a = 100, b = 3 with float noise (``exact=False``) for private methods: the mapped interval to rounding."""
     a, b = GENERAL
@@ -200,6 +223,7 @@ def test_exponential_mechanism_is_exact_at_every_scale(method: str, statistic: s
     a, b = GENERAL
     plain, mapped = _pair(method, statistic, options, a, b)
     assert plain.privacy.events[0].mechanism == "exponential"
+    assert 0 < plain.high - plain.low < BOUNDS[1] - BOUNDS[0]
     _assert_mapped(plain, mapped, a, b, FLOAT_SLACK * a * (BOUNDS[1] - BOUNDS[0]))
 
 

@@ -59,7 +59,12 @@ def check_statistic(method: str, needs: MethodNeeds, statistic: Statistic, trait
     """Why ``method`` cannot use ``statistic`` (None when it can): the first need the statistic does not meet."""
     for need in sorted(needs.statistic, key=lambda item: item.name):
         if not need.holds(statistic, traits):
-            trait = need in (StatisticNeed.CENTRED, StatisticNeed.BOOTSTRAP_CONSISTENT, StatisticNeed.QUANTILE)
+            trait = need in (
+                StatisticNeed.CENTRED,
+                StatisticNeed.BOOTSTRAP_CONSISTENT,
+                StatisticNeed.QUANTILE,
+                StatisticNeed.MEAN,
+            )
             return (
                 f"method '{method}' needs a statistic with {need.value}, and '{statistic.name}' "
                 f"{'declares it has not' if trait else 'offers none'}"

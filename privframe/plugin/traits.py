@@ -80,6 +80,9 @@ class StatisticTraits:
         bounds ``(low, high)`` privframe then computes it on the data shifted by the public ``low``, on bounds
         ``(0, high - low)``, and adds ``low`` back to what is released (post-processing): far from 0 the doubles
         are too coarse for a record's influence, and a statistic's own rounding could exceed its sensitivity.
+    mean : bool, default False
+        It is the arithmetic mean of the clipped records (scalar or vector): a method may compute the mean and
+        other moments of the records itself (``private-variance``).
     default_mechanisms : mapping of budget class to mechanism name, default {}
         The mechanism a method without a default of its own (``privsub``, ``blbquant``) uses under a budget of
         each kind, e.g. ``{pf.GDP: "gaussian", pf.ApproxDP: "laplace", pf.PureDP: "laplace"}``; a mechanism
@@ -91,6 +94,7 @@ class StatisticTraits:
     bootstrap_consistent: bool = attrs.field(default=True, validator=attrs.validators.instance_of(bool))
     quantile: float | None = attrs.field(default=None, validator=_level)
     equivariant: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
+    mean: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
     default_mechanisms: Mapping[Any, str] = attrs.field(factory=dict, converter=_mechanisms, hash=False)
 
 
@@ -120,6 +124,7 @@ class StatisticNeed(enum.Enum):
     WEIGHTED = "evaluation on weighted resamples (evaluate_weighted)"
     DECOMPOSABLE = "partial sums over data blocks (partial_batch, combine)"
     QUANTILE = "a quantile level of scalar data (traits.quantile)"
+    MEAN = "the arithmetic mean of the records (traits.mean)"
 
     def holds(self, statistic: Statistic, traits: StatisticTraits) -> bool:
         """Whether ``statistic`` (with its ``traits``) meets this need."""
@@ -133,6 +138,8 @@ class StatisticNeed(enum.Enum):
             return isinstance(statistic, WeightedStatistic)
         if self is StatisticNeed.QUANTILE:
             return traits.quantile is not None
+        if self is StatisticNeed.MEAN:
+            return traits.mean
         return isinstance(statistic, DecomposableStatistic)
 
 

@@ -1,5 +1,6 @@
 """Standard methods, one package per family: one-shot regions, PrivSub, BLBQuant, PrivBoot, the rank-based
-quantile interval, and the single-module baselines Dette-Graw and the percentile bootstrap."""
+quantile interval, the private-variance mean interval, and the single-module baselines Dette-Graw and the
+percentile bootstrap."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from privframe_std.methods.blbquant import BLBQuant
 from privframe_std.methods.bootstrap import PercentileBootstrap
 from privframe_std.methods.dette_graw import DetteGraw
 from privframe_std.methods.oneshot import CRGS, CRSS, Subsampling
+from privframe_std.methods.private_variance import PrivateVariance
 from privframe_std.methods.privboot import PrivBoot
 from privframe_std.methods.privsub import PrivSub
 from privframe_std.methods.rank_quantile import RankQuantile
@@ -18,6 +20,7 @@ __all__ = [
     "CRSS",
     "DetteGraw",
     "PercentileBootstrap",
+    "PrivateVariance",
     "PrivBoot",
     "PrivSub",
     "RankQuantile",
@@ -37,3 +40,4 @@ def privframe_register_methods(registry: pp.MethodRegistry) -> None:
     registry.add(BLBQuant)
     registry.add(PrivSub)
     registry.add(RankQuantile)
+    registry.add(PrivateVariance)

@@ -68,7 +68,9 @@ class Mean:
     """
 
     name: ClassVar[str] = "mean"
-    traits: ClassVar[pp.StatisticTraits] = pp.StatisticTraits(equivariant=True, default_mechanisms=NOISE_MECHANISMS)
+    traits: ClassVar[pp.StatisticTraits] = pp.StatisticTraits(
+        equivariant=True, mean=True, default_mechanisms=NOISE_MECHANISMS
+    )
 
     def prepare(self, x: pp.Array, bounds: Any) -> pp.Array:
         """Clip scalars to the interval, or project rows onto the ball, then round to the public grid."""
