@@ -22,6 +22,7 @@ raise it, so covering the rounded quantiles covers the original one and no widen
 
 from __future__ import annotations
 
+import functools
 import math
 from fractions import Fraction
 
@@ -355,6 +356,7 @@ def _trivial_end(alpha: float) -> EndPlan:
     return EndPlan(depth=0, rate=0.0, log_factor=0.0, tilt_block=0, alpha=alpha, miss=0.0)
 
 
+@functools.lru_cache(maxsize=256)
 def plan(
     n: int,
     q: float,
@@ -462,6 +464,7 @@ def suggested_grid_size(n: int, budget: pp.Budget, gdp_accounting: str = "bounde
     return int(2 ** min(max(exponent, 10), 16))
 
 
+@functools.lru_cache(maxsize=256)
 def order_statistic_ranks(n: int, q: float, confidence: float) -> tuple[int, int]:
     """The non-private exact binomial ranks ``(l, u)``: ``[X_(l), X_(u)]`` covers ``theta_q`` w.p. >= confidence.
 
