@@ -301,8 +301,21 @@ def test_privsub_ledger_total_never_exceeds_the_budget(
     if isinstance(budget, pf.GDP):
         assert isinstance(total, pf.GDP)
         assert total.mu <= budget.mu * (1 + 1e-12)
-        mus = [e.budget.mu for e in ledger.events]  # type: ignore[union-attr]
-        assert math.sqrt(mus[0] ** 2 + T * mus[1] ** 2) == pytest.approx(total.mu, rel=1e-12)
+        full, sub = ledger.events
+        if isinstance(sub.budget, pf.PureDP):  # a pure estimator: amplified by subsampling, exactly
+            from privframe.privacy.accounting import pure_dp_gdp_mu
+            from privframe.privacy.amplification import subsampled_pure_gdp_mu
+
+            assert isinstance(full.budget, pf.PureDP)
+            group = (
+                subsampled_pure_gdp_mu(sub.budget.epsilon, m / n, T)
+                if m < n
+                else math.sqrt(T) * pure_dp_gdp_mu(sub.budget.epsilon)
+            )
+            assert math.hypot(pure_dp_gdp_mu(full.budget.epsilon), group) == pytest.approx(total.mu, rel=1e-12)
+        else:
+            mus = [e.budget.mu for e in ledger.events]  # type: ignore[union-attr]
+            assert math.sqrt(mus[0] ** 2 + T * mus[1] ** 2) == pytest.approx(total.mu, rel=1e-12)
     else:
         assert total.epsilon <= budget.epsilon * (1 + 1e-12)
         total_delta = getattr(total, "delta", 0.0)

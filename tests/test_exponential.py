@@ -137,12 +137,15 @@ def test_privsub_median_defaults_to_the_exponential_mechanism_and_mechanism_over
     )
     assert lap.parameters["estimator"] == "median+laplace"
     assert lap.diagnostics["sensitivity_sub"] == 10.0  # the global sensitivity of a median: the bounds' width
-    # under a GDP budget the exponential mechanism runs at the largest eps whose eps-DP implies the per-call mu
+    # under a GDP budget the exponential mechanism runs at the largest eps whose T releases, amplified by
+    # subsampling, are sqrt(1 - share) mu-GDP together; the full call at the pure conversion of sqrt(share) mu
     gdp = pf.confidence_interval(x, "median", method="privsub", budget=pf.GDP(1.0), bounds=(-6, 4), rng=3)
-    mu_sub = gdp.diagnostics["mu_sub"]
-    assert mu_sub == pytest.approx(math.sqrt(0.5 / 60))
-    assert gdp.diagnostics["epsilon_sub"] == pytest.approx(pp.accounting.gdp_pure_epsilon(mu_sub))
-    assert gdp.privacy.events[1].budget == pf.GDP(mu_sub)
+    assert gdp.diagnostics["composition"] == "gdp-amplified"
+    assert gdp.diagnostics["mu_subsamples"] == pytest.approx(math.sqrt(0.5))
+    eps_sub = gdp.diagnostics["epsilon_sub"]
+    assert eps_sub > 5 * pp.accounting.gdp_pure_epsilon(math.sqrt(0.5 / 60))
+    assert gdp.privacy.events[1].budget == pf.PureDP(eps_sub)
+    assert gdp.privacy.total.mu <= 1.0 * (1 + 1e-12)  # type: ignore[union-attr]
 
 
 def test_exp_in_place_is_exp_bit_for_bit_around_the_underflow() -> None:

@@ -12,6 +12,7 @@ import attrs
 import privframe.plugin as pp
 from privframe.errors import BudgetError
 from privframe.privacy.accounting import gdp_compose, gdp_epsilon, pure_dp_gdp_mu
+from privframe.privacy.amplification import subsampled_pure_gdp_mu
 
 __all__ = ["GDPAccountant"]
 
@@ -23,8 +24,11 @@ class GDPAccountant:
     """Composes GDP events: ``mu = sqrt(sum count_i mu_i^2)``, ``delta = sum count_i delta_i``.
 
     A pure eps-DP event counts as the smallest mu it implies, ``mu = -2 Phi^{-1}(1 / (1 + e^eps))`` (exact:
-    randomised response attains it). A release on a subsample is counted at its own guarantee (subsampling
-    cannot hurt; no amplification is claimed under GDP). (eps, delta) events belong to ``approx-dp``.
+    randomised response attains it). ``count`` pure releases each on its own subsample of m of the n records
+    (``event.subsample``) count together as the mu of their exact composed privacy-loss distribution, amplified
+    by the sampling rate m/n (:func:`privframe.privacy.amplification.subsampled_pure_gdp_mu`); a GDP release on a
+    subsample is counted at its own guarantee (no amplification is claimed for Gaussian noise). (eps, delta)
+    events belong to ``approx-dp``.
     """
 
     name: ClassVar[str] = "gdp"
@@ -42,7 +46,11 @@ class GDPAccountant:
         for event in events:
             budget = event.budget
             if isinstance(budget, pp.PureDP) or (isinstance(budget, pp.ApproxDP) and budget.delta == 0):
-                mus.extend([pure_dp_gdp_mu(budget.epsilon)] * event.count)
+                if event.subsample is not None and event.subsample.m < event.subsample.n:
+                    rate = event.subsample.m / event.subsample.n
+                    mus.append(subsampled_pure_gdp_mu(budget.epsilon, rate, event.count))
+                else:
+                    mus.extend([pure_dp_gdp_mu(budget.epsilon)] * event.count)
                 continue
             if not isinstance(event.budget, pp.GDP):
                 raise BudgetError(

@@ -4,9 +4,10 @@ Three cases (``docs/methods/privsub.md``):
 
 - an (eps, delta) or pure total with a calibratable estimator: :func:`calibrate_subsampled` splits it and
   solves for the largest per-call epsilon whose amplified T-fold composition fits;
-- a GDP total: ``mu_full = sqrt(share) mu`` and ``mu_sub = mu sqrt((1 - share) / T)`` compose exactly to mu.
-  There is no closed-form amplification of GDP by subsampling, so none is claimed (**[choice]**; give an
-  (eps, delta) budget to benefit from amplification);
+- a GDP total: ``mu_full = sqrt(share) mu``, and the T calls together get ``mu_T = sqrt(1 - share) mu``. With
+  a pure estimator each call runs at the largest eps whose T subsampled releases are ``mu_T``-GDP by the exact
+  composed privacy-loss distribution (:mod:`privframe.privacy.amplification`; the ``gdp`` accountant counts
+  them the same way); with a Gaussian one no amplification is claimed, ``mu_sub = mu_T / sqrt(T)``;
 - an estimator that declares its own per-call budget: nothing is calibrated.
 
 Either way the plan ends in two events that say what runs: one full-data call, and T calls each on a
@@ -26,6 +27,7 @@ import attrs
 import privframe.plugin as pp
 from privframe.errors import BudgetError
 from privframe.privacy import accounting
+from privframe.privacy.amplification import largest_subsampled_epsilon, subsampled_pure_gdp_mu
 from privframe_std.methods.privsub.calibration import (
     SubsampledCalibration,
     calibrate_subsampled,
@@ -70,7 +72,7 @@ class BudgetPlan:
                 label="subsample",
                 count=self.count,
                 subsample=sampling,
-                note=_join(sub_event.note, f"{self.count} calls composed in GDP; no amplification claimed"),
+                note=_join(sub_event.note, self._gdp_note(n, m)),
             )
             return attrs.evolve(full_event, label="full"), sub
         full_budget = _eps_budget(cal.epsilon_full, cal.delta_full)
@@ -93,6 +95,14 @@ class BudgetPlan:
         )
         return full, sub
 
+    def _gdp_note(self, n: int, m: int) -> str:
+        if self.diagnostics.get("composition") == "gdp-amplified":
+            return (
+                f"{self.count} calls, each on its own m = {m} of the n = {n} records, composed in GDP through the "
+                "exact privacy-loss distribution amplified by subsampling without replacement"
+            )
+        return f"{self.count} calls composed in GDP; no amplification claimed for Gaussian noise"
+
 
 def _join(first: str, second: str) -> str:
     return f"{first}; {second}" if first else second
@@ -102,12 +112,32 @@ def _eps_budget(epsilon: float, delta: float) -> pp.PureDP | pp.ApproxDP:
     return pp.PureDP(epsilon) if delta == 0 else pp.ApproxDP(epsilon, delta)
 
 
-def _gdp_plan(mu_full: float, mu_sub: float, count: int, pure: bool) -> BudgetPlan:
-    diagnostics: dict[str, Any] = {"composition": "gdp", "mu_full": mu_full, "mu_sub": mu_sub}
-    if pure:
-        diagnostics["epsilon_full"] = accounting.gdp_pure_epsilon(mu_full)
-        diagnostics["epsilon_sub"] = accounting.gdp_pure_epsilon(mu_sub)
-    return BudgetPlan(pp.GDP(mu_full), pp.GDP(mu_sub), count, None, diagnostics)
+def _gdp_plan(mu: float, share: float, *, n: int, m: int, count: int, pure: bool) -> BudgetPlan:
+    mu_full = math.sqrt(share) * mu
+    mu_calls = math.sqrt(max(mu * mu - mu_full * mu_full, 0.0))
+    while math.hypot(mu_full, mu_calls) > mu:
+        mu_calls = math.nextafter(mu_calls, 0.0)
+    if not pure:
+        mu_sub = mu_calls / math.sqrt(count)
+        diagnostics: dict[str, Any] = {"composition": "gdp", "mu_full": mu_full, "mu_sub": mu_sub}
+        return BudgetPlan(pp.GDP(mu_full), pp.GDP(mu_sub), count, None, diagnostics)
+    # Each side is rounded so that the accountant's own upward-rounded mu's stay within the budget.
+    epsilon_full = accounting.gdp_pure_epsilon(mu_full)
+    while accounting.pure_dp_gdp_mu(epsilon_full) > mu_full:
+        epsilon_full = math.nextafter(epsilon_full, 0.0)
+    epsilon_sub = largest_subsampled_epsilon(mu_calls * (1.0 - 1e-8), m / n, count)
+    while subsampled_pure_gdp_mu(epsilon_sub, m / n, count) > mu_calls:
+        epsilon_sub *= 1.0 - 1e-7
+    diagnostics = {
+        "composition": "gdp-amplified",
+        "mu_full": mu_full,
+        "mu_subsamples": mu_calls,
+        "epsilon_full": epsilon_full,
+        "epsilon_sub": epsilon_sub,
+        "epsilon_sub_unamplified": accounting.gdp_pure_epsilon(mu_calls / math.sqrt(count)),
+        "sampling_rate": m / n,
+    }
+    return BudgetPlan(pp.PureDP(epsilon_full), pp.PureDP(epsilon_sub), count, None, diagnostics)
 
 
 def _eps_plan(cal: SubsampledCalibration, pure: bool) -> BudgetPlan:
@@ -173,8 +203,7 @@ def plan_budgets(
     if declared is not None:
         return _declared_plan(declared, budget, n=n, m=m, count=count, composition=composition)
     if isinstance(budget, pp.GDP):
-        mu = budget.mu
-        return _gdp_plan(math.sqrt(share) * mu, mu * math.sqrt((1 - share) / count), count, estimator.pure)
+        return _gdp_plan(budget.mu, share, n=n, m=m, count=count, pure=estimator.pure)
     if not estimator.pure and (isinstance(budget, pp.PureDP) or budget.delta == 0):
         raise BudgetError(
             f"estimator '{estimator.name}' cannot give pure epsilon-DP; use a pure mechanism", path="budget"

@@ -170,6 +170,10 @@ class PrivSub:
             theta_n + (tau_m / tau_n) * (theta_sub - theta_n), theta_n, self.quantile_method, kind=self.interval
         )
         low, high = ecdf.interval(ctx.confidence)
+        # The released centre is always inside the released interval (post-processing; it can only widen it):
+        # an interval that excludes its own estimate reads as a contradiction and hides a noisy centre.
+        widened = not low <= theta_n <= high
+        low, high = min(low, theta_n), max(high, theta_n)
         if ctx.coordinates.offset:  # the ECDF a user reads is in the data's own coordinates (post-processing)
             ecdf = attrs.evolve(
                 ecdf, values=ecdf.values + ctx.coordinates.offset, center=ecdf.center + ctx.coordinates.offset
@@ -197,5 +201,6 @@ class PrivSub:
                 "sensitivity_sub": sub_event.sensitivity,
                 "noise_scale_full": full_event.noise_scale,
                 "noise_scale_sub": sub_event.noise_scale,
+                "widened_to_centre": widened,
             },
         )
