@@ -240,9 +240,42 @@ def resolve(
     try:
         check_parts(name, needs, statistic, parts, names, budget, reg)
     except ConfigError as exc:
-        raise exc.with_prefix(prefix) from exc
+        # A default accountant follows a mechanism the user named: the method's default (cr-gs spends a small-delta
+        # (eps, delta) budget on Laplace noise, composed by approx-dp) would not compose a named Gaussian's GDP
+        # guarantee, while another registered accountant does.
+        fallback = None
+        if exc.path == "accountant" and specs.get("accountant") is None and specs.get("mechanism") is not None:
+            fallback = _accountant_that_fits(name, needs, statistic, parts, names, budget, reg, part_defaults, create)
+        if fallback is None:
+            raise exc.with_prefix(prefix) from exc
+        parts["accountant"], names["accountant"] = fallback
     resolved = ResolvedPipeline(method, statistic, parts, names, budget, bounds, confidence, options)
     return Resolution(resolved, {kind: routed.get(kind) for kind in ("method", "statistic", *PART_KINDS)})
+
+
+def _accountant_that_fits(
+    name: str,
+    needs: MethodNeeds,
+    statistic: Statistic,
+    parts: Mapping[str, object],
+    names: Mapping[str, str],
+    budget: Budget | None,
+    reg: PluginRegistry,
+    part_defaults: Mapping[str, Any],
+    create: Any,
+) -> tuple[object, str] | None:
+    """The first registered accountant with which the parts pass their contracts, or None."""
+    for candidate in reg.names("accountant"):
+        if candidate == names.get("accountant"):
+            continue
+        accountant = create("accountant", Part(candidate), part_defaults, named=False)
+        trial_parts, trial_names = {**parts, "accountant": accountant}, {**names, "accountant": candidate}
+        try:
+            check_parts(name, needs, statistic, trial_parts, trial_names, budget, reg)
+        except ConfigError:
+            continue
+        return accountant, candidate
+    return None
 
 
 def _default_part(kind: str, defaults: Mapping[str, object], statistic: Statistic, budget: Budget | None) -> str | None:
