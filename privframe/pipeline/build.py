@@ -362,10 +362,12 @@ class Pipeline:
         length (:meth:`select`); every pipeline first runs :meth:`check` at that n.
         """
         n = _public_length(x)
+        chosen = self
         if n is not None:  # refusals that need n only come before a single value is read
             with self._prefixed():
-                self.select(n).check(n)
-        return self.execute(self.prepare(x), rng, region=region)
+                chosen = self.select(n)
+                chosen.check(n)
+        return chosen.execute(self.prepare(x), rng, region=region)
 
     @contextlib.contextmanager
     def _prefixed(self) -> Iterator[None]:
