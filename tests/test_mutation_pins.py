@@ -7,7 +7,8 @@ to each of them that were as loose:
 1. the levels at which the one-shot noise-aware radii take their quantiles (CR-GS and CR-SS): the
    convolved root quantile, the radius noise's margin, the centre noise's floor and the paper's root
    quantile, each checked against a quantile of the law it claims, computed here independently of the
-   library (Bernoulli data make the resampling law of the mean exactly hypergeometric).
+   library (Bernoulli data make the resampling law of the mean exactly hypergeometric);
+2. the method map's candidate rule, called (never recomputed) on hand-made coverages at its boundary.
 
 Each test's docstring says what it pins and what it resolves; the tolerances are Monte Carlo SDs derived
 next to the assertions.
@@ -323,3 +324,106 @@ def test_the_released_radius_is_the_noisy_quantile_raised_to_the_floor(recording
         raised["cr-ss"] += noisy < d["floor"]
     assert 0 < raised["cr-gs"] < 24
     assert 0 < raised["cr-ss"] < 24
+
+
+# -- 2. the method map's candidate rule ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("coverage", "trials", "nominal", "candidate"),
+    [
+        # nominal 0.5, 64 trials: SE = sqrt(0.25 / 64) = 1/16 exactly, so nominal - SE = 0.4375 = 28/64 exactly.
+        (28 / 64, 64, 0.5, True),  # exactly at nominal - SE: a candidate (>=, not >)
+        (27 / 64, 64, 0.5, False),  # one trial below
+        (26 / 64, 64, 0.5, False),  # 1.25 SE below: a 2-SE rule would take it
+        (32 / 64, 64, 0.5, True),  # at nominal
+        # nominal 0.75, 48 trials: SE = sqrt(0.1875 / 48) = 1/16 exactly, nominal - SE = 0.6875 = 33/48.
+        (33 / 48, 48, 0.75, True),
+        (32 / 48, 48, 0.75, False),
+        # nominal 0.9, 100 trials: SE 0.03, nominal - SE = 0.87.
+        (0.88, 100, 0.9, True),
+        (0.86, 100, 0.9, False),
+        (0.85, 100, 0.9, False),  # within 2 SE, not within 1
+        (1.0, 100, 0.9, True),
+        (0.0, 100, 0.9, False),
+        (None, 0, 0.9, False),  # nothing measured
+    ],
+)
+def test_the_candidate_rule_on_hand_made_coverages(
+    coverage: float | None, trials: int, nominal: float, candidate: bool
+) -> None:
+    """The rule the map builder applies (:data:`privframe.pipeline.methodmap.CANDIDATE_RULE`): a candidate
+    when ``coverage >= nominal - sqrt(nominal (1 - nominal) / trials)``, the SE of a method covering exactly at
+    the nominal level. The expected outcomes are written out by hand; the boundary cases sit exactly on
+    ``nominal - SE`` in binary floating point (nominal 0.5 and 0.75 with SE 1/16), so a strict inequality,
+    the SE at the observed coverage (``sqrt(c (1 - c) / trials)``, smaller at 28/64 than at 1/2) or two SEs
+    each change an outcome here. ``test_auto`` only recomputes the rule on the shipped map."""
+    from privframe.experiments.methodmap import _candidate
+
+    assert _candidate(coverage, trials, nominal) is candidate
+
+
+RULE_LABELS = ("at-boundary", "one-below", "failed-are-misses", "failed-at-boundary", "at-nominal")
+RULE_TRIALS = 64
+
+
+def _records(covered: int, failed: int) -> tuple[Any, ...]:
+    """64 hand-made trial records: ``covered`` released and covered, ``failed`` released nothing, the rest
+    released an interval that missed."""
+    from privframe.experiments.trial import TrialRecord
+
+    outcomes = [(None, True)] * covered + [("PTRFailed", None)] * failed
+    outcomes += [(None, False)] * (RULE_TRIALS - covered - failed)
+    return tuple(
+        TrialRecord(trial=i, failure=failure, covered=hit, width=None if failure else 1.0, ms=0.0)
+        for i, (failure, hit) in enumerate(outcomes)
+    )
+
+
+def test_the_map_builder_counts_failures_as_misses_and_applies_the_rule() -> None:
+    """:func:`build_method_map` on a real (one-trial) experiment whose trial records are replaced by hand-made
+    ones: 64 trials at nominal 0.5 (threshold 28/64 exactly, see above). A trial that released nothing is a
+    miss: 27 covered, 5 failed and 32 missed is coverage 27/64, not a candidate (27/59 = 0.458 of the
+    released intervals would pass), while 28 covered with 8 failed is 28/64, a candidate. Coverage, its SE
+    and the failure rate are pinned to those fractions."""
+    config = {
+        "experiment": {
+            "name": "candidate-rule",
+            "trials": 1,
+            "seed": 1,
+            "confidence": 0.5,
+            "data": {"generator": "clipped-lognormal"},
+            "grid": {"n": [200], "budgets": [{"label": "mu=2", "budget": {"unit": "gdp", "mu": 2.0}}]},
+            "defaults": {"statistic": "mean", "bounds": [0.0, 20.0]},
+            "methods": {label: {"method": "cr-gs", "budget": "budget"} for label in RULE_LABELS},
+        }
+    }
+    from privframe.experiments.methodmap import build_method_map
+
+    run = pf.experiments.run(config)
+    made = {  # label: (covered, failed, expected coverage, expected candidate)
+        "at-boundary": (28, 0, 28 / 64, True),
+        "one-below": (27, 0, 27 / 64, False),
+        "failed-are-misses": (27, 5, 27 / 64, False),
+        "failed-at-boundary": (28, 8, 28 / 64, True),
+        "at-nominal": (32, 0, 32 / 64, True),
+    }
+    outcomes = dict(run.outcomes)
+    rows = []
+    for row in run.rows:
+        covered, failed, _, _ = made[row.method]
+        key = f"{row.method}|{row.budget}|n={row.n}"
+        outcomes[key] = attrs.evolve(outcomes[key], records=_records(covered, failed))
+        rows.append(attrs.evolve(row, trials=RULE_TRIALS, failure_rate=failed / RULE_TRIALS))
+    (cell,) = build_method_map(attrs.evolve(run, rows=tuple(rows), outcomes=outcomes)).cells
+    assert cell.nominal == 0.5
+    entries = {entry.label: entry for entry in cell.entries}
+    assert set(entries) == set(made)
+    for label, (_, failed, coverage, candidate) in made.items():
+        entry = entries[label]
+        assert entry.trials == RULE_TRIALS, label
+        assert entry.coverage == coverage, label
+        assert entry.coverage_se == pytest.approx(math.sqrt(coverage * (1 - coverage) / RULE_TRIALS), rel=1e-12)
+        assert entry.failure_rate == failed / RULE_TRIALS, label
+        assert entry.candidate is candidate, label
+    assert {entry.label for entry in cell.candidates()} == {"at-boundary", "failed-at-boundary", "at-nominal"}
