@@ -8,7 +8,9 @@ to each of them that were as loose:
    convolved root quantile, the radius noise's margin, the centre noise's floor and the paper's root
    quantile, each checked against a quantile of the law it claims, computed here independently of the
    library (Bernoulli data make the resampling law of the mean exactly hypergeometric);
-2. the method map's candidate rule, called (never recomputed) on hand-made coverages at its boundary.
+2. the method map's candidate rule, called (never recomputed) on hand-made coverages at its boundary;
+3. the order in which the partials of a Dask array's data blocks are combined, with more than two data
+   blocks and more than two blocks of resamples, on data whose sums change with the order.
 
 Each test's docstring says what it pins and what it resolves; the tolerances are Monte Carlo SDs derived
 next to the assertions.
@@ -427,3 +429,133 @@ def test_the_map_builder_counts_failures_as_misses_and_applies_the_rule() -> Non
         assert entry.failure_rate == failed / RULE_TRIALS, label
         assert entry.candidate is candidate, label
     assert {entry.label for entry in cell.candidates()} == {"at-boundary", "failed-at-boundary", "at-nominal"}
+
+
+# -- 3. the order of a Dask array's partials ----------------------------------------------------------------
+
+SMALL_BLOCK = 50
+"""Rows per public data block in these tests (``DATA_BLOCK`` patched): n = 400 is 8 data blocks."""
+DASK_N, DASK_B = 400, 300  # B = 300 resamples of m = 67: three blocks of resamples (128, 128, 44 rows)
+
+
+@attrs.frozen
+class BlockOrderedMean:
+    """A third-party mean of records in [0, 1] whose partials are correctly rounded sums of each data block
+    (``math.fsum``) and whose ``combine`` adds them in plain floating point, in the order given.
+
+    Legal under :class:`privframe.plugin.DecomposableStatistic` (``combine`` receives the partials in block
+    order, and ``evaluate_batch`` sums in that same order), and sensitive to the order: floating-point
+    addition is not associative. ``evaluate_batch`` is the in-memory oracle, written row by row here.
+    """
+
+    name: ClassVar[str] = "test-block-ordered-mean"
+    traits: ClassVar[pp.StatisticTraits] = pp.StatisticTraits(requires_bounds=False)
+
+    def evaluate_batch(self, x: pp.Array, index: pp.IndexMatrix) -> pp.Array:
+        from privframe_std.samplers._blocks import data_blocks
+
+        spans = data_blocks(x.shape[0])
+        rows = [[math.fsum(x[row[(row >= a) & (row < b)]]) for a, b in spans] for row in index]
+        return self.combine([np.array([[row[j]] for row in rows]) for j in range(len(spans))], index.shape[1])
+
+    def sensitivity(self, k: int, bounds: Any) -> float:
+        return 1.0 / k
+
+    def partial_batch(self, values: pp.Array, lengths: np.ndarray) -> pp.Array:
+        starts = np.cumsum(lengths) - lengths
+        return np.array([[math.fsum(values[s : s + n])] for s, n in zip(starts, lengths, strict=True)])
+
+    def combine(self, partials: Sequence[pp.Array], k: int) -> pp.Array:
+        total = np.zeros_like(np.asarray(partials[0], dtype=np.float64))
+        for part in partials:
+            total = total + part
+        mean: pp.Array = total / k
+        return mean
+
+
+def _order_sensitive_data() -> np.ndarray:
+    """Records in [0, 1] whose data block j holds values of magnitude ``10^-j``: each block's sum reaches
+    below the last bit of the running sum of the blocks before it, so how it rounds depends on the order."""
+    magnitudes = np.repeat(10.0 ** -np.arange(DASK_N // SMALL_BLOCK), SMALL_BLOCK)
+    data: np.ndarray = np.random.default_rng(12).uniform(size=DASK_N) * magnitudes
+    return data
+
+
+@pytest.fixture
+def small_blocks(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """``DATA_BLOCK`` = 50 rows (the in-memory and the distributed draws and sums both read it), and a
+    private registry holding :class:`BlockOrderedMean`."""
+    from privframe.plugin.registry import PluginRegistry
+    from privframe_std.samplers import _blocks
+
+    monkeypatch.setattr(_blocks, "DATA_BLOCK", SMALL_BLOCK)
+
+    class Plugin:
+        @pp.hookimpl
+        def privframe_register_statistics(self, registry: pp.StatisticRegistry) -> None:
+            registry.add(BlockOrderedMean)
+
+    private = PluginRegistry()
+    private.register(Plugin(), name="test-block-ordered-mean")
+    return private
+
+
+@pytest.mark.parametrize("sampler", ["wor", "wr"])
+@pytest.mark.parametrize("statistic", ["test-block-ordered-mean", "mean"])
+def test_dask_partials_are_combined_in_block_order_for_the_right_resample(
+    statistic: str, sampler: str, small_blocks: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With 8 data blocks and 3 blocks of resamples, theta on the full data and on every resample of a Dask
+    array equal the in-memory values bit for bit, row for row (captured where CR-GS takes its roots), and so
+    do the intervals.
+
+    The default Dask tests have at most two data blocks, where ``a + b == b + a`` hides the order, and one
+    block of resamples, where no row can be given another row's partials. Here the data make the order
+    visible: the test first checks that adding the same partials reversed or rotated changes the full-data
+    value and more than a third of the values of rows like the resamples' for :class:`BlockOrderedMean`. The
+    built-in mean adds its partials exactly (any order gives its bits), so for it the test pins the mapping
+    of partials to resamples.
+    """
+    from privframe_std.methods.oneshot import roots as roots_module
+    from privframe_std.samplers._blocks import data_blocks
+
+    da = pytest.importorskip("dask.array")
+    x = _order_sensitive_data()
+    assert len(data_blocks(DASK_N)) == 8
+    captured: list[tuple[np.ndarray, np.ndarray]] = []
+    take_roots = roots_module._roots
+
+    def capture(ctx: Any, resamples: Any, theta_hat: np.ndarray, theta_star: np.ndarray, rule: str) -> Any:
+        captured.append((theta_hat.copy(), theta_star.copy()))
+        return take_roots(ctx, resamples, theta_hat, theta_star, rule)
+
+    monkeypatch.setattr(roots_module, "_roots", capture)
+    bounds = {} if statistic != "mean" else {"bounds": (0.0, 1.0)}
+    pipe = pf.Pipeline.build(
+        statistic, method="cr-gs", budget=pf.GDP(1.0), sampler=sampler, B=DASK_B, reg=small_blocks, **bounds
+    )
+    expected = pipe.run(x, rng=2)
+    for chunks in (70, 400):  # chunks that cut across the data blocks, and one chunk
+        got = pipe.run(da.from_array(x, chunks=chunks), rng=2)
+        assert (got.low, got.high, got.center) == (expected.low, expected.high, expected.center), chunks
+    (theta_hat, theta_star), *distributed = captured
+    assert theta_star.shape == (DASK_B, 1)
+    assert len(distributed) == 2
+    for hat, star in distributed:
+        assert np.array_equal(hat, theta_hat)
+        assert np.array_equal(star, theta_star)  # row i is resample i's value
+    if statistic == "mean":
+        return
+    # The data tell the orders apart: the same block sums added reversed or rotated give other doubles.
+    ordered = BlockOrderedMean()
+    spans = data_blocks(DASK_N)
+    sums = [np.array([[math.fsum(x[a:b])]]) for a, b in spans]
+    forward = ordered.combine(sums, DASK_N)
+    assert np.array_equal(forward.reshape(-1), theta_hat)
+    assert ordered.combine(sums[::-1], DASK_N)[0, 0] != forward[0, 0]
+    assert ordered.combine(sums[1:] + sums[:1], DASK_N)[0, 0] != forward[0, 0]
+    index = np.sort(np.random.default_rng(5).choice(DASK_N, size=(DASK_B, 67)), axis=1)
+    rows = [[np.array([[math.fsum(x[r[(r >= a) & (r < b)]])]]) for a, b in spans] for r in index]
+    for reorder in (lambda row: row[::-1], lambda row: row[1:] + row[:1]):
+        changed = sum(ordered.combine(reorder(row), 67)[0, 0] != ordered.combine(row, 67)[0, 0] for row in rows)
+        assert changed > DASK_B / 3, changed
