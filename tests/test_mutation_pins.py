@@ -8,7 +8,8 @@ to each of them that were as loose:
    convolved root quantile, the radius noise's margin, the centre noise's floor and the paper's root
    quantile, each checked against a quantile of the law it claims, computed here independently of the
    library (Bernoulli data make the resampling law of the mean exactly hypergeometric);
-2. the method map's candidate rule, called (never recomputed) on hand-made coverages at its boundary;
+2. the method map's candidate rule, called (never recomputed) on hand-made coverages at its boundary,
+   and the order of the candidates;
 3. the order in which the partials of a Dask array's data blocks are combined, with more than two data
    blocks and more than two blocks of resamples, on data whose sums change with the order.
 
@@ -387,7 +388,8 @@ def test_the_map_builder_counts_failures_as_misses_and_applies_the_rule() -> Non
     ones: 64 trials at nominal 0.5 (threshold 28/64 exactly, see above). A trial that released nothing is a
     miss: 27 covered, 5 failed and 32 missed is coverage 27/64, not a candidate (27/59 = 0.458 of the
     released intervals would pass), while 28 covered with 8 failed is 28/64, a candidate. Coverage, its SE
-    and the failure rate are pinned to those fractions."""
+    and the failure rate are pinned to those fractions, and the order: candidates by width relative to the
+    reference (given here in the opposite order to the mean widths), then the rest by label."""
     config = {
         "experiment": {
             "name": "candidate-rule",
@@ -403,32 +405,36 @@ def test_the_map_builder_counts_failures_as_misses_and_applies_the_rule() -> Non
     from privframe.experiments.methodmap import build_method_map
 
     run = pf.experiments.run(config)
-    made = {  # label: (covered, failed, expected coverage, expected candidate)
-        "at-boundary": (28, 0, 28 / 64, True),
-        "one-below": (27, 0, 27 / 64, False),
-        "failed-are-misses": (27, 5, 27 / 64, False),
-        "failed-at-boundary": (28, 8, 28 / 64, True),
-        "at-nominal": (32, 0, 32 / 64, True),
+    made = {  # label: (covered, failed, expected coverage, expected candidate, width relative to the reference)
+        "at-boundary": (28, 0, 28 / 64, True, 1.3),
+        "one-below": (27, 0, 27 / 64, False, 0.5),
+        "failed-are-misses": (27, 5, 27 / 64, False, 0.9),
+        "failed-at-boundary": (28, 8, 28 / 64, True, 1.1),
+        "at-nominal": (32, 0, 32 / 64, True, 1.2),
     }
     outcomes = dict(run.outcomes)
     rows = []
     for row in run.rows:
-        covered, failed, _, _ = made[row.method]
+        covered, failed, _, _, rel = made[row.method]
         key = f"{row.method}|{row.budget}|n={row.n}"
         outcomes[key] = attrs.evolve(outcomes[key], records=_records(covered, failed))
-        rows.append(attrs.evolve(row, trials=RULE_TRIALS, failure_rate=failed / RULE_TRIALS))
+        # Mean widths in the opposite order to the relative ones: the rank must use the relative width.
+        widths = {"rel_width": rel, "mean_width": 1.0 / rel}
+        rows.append(attrs.evolve(row, trials=RULE_TRIALS, failure_rate=failed / RULE_TRIALS, **widths))
     (cell,) = build_method_map(attrs.evolve(run, rows=tuple(rows), outcomes=outcomes)).cells
     assert cell.nominal == 0.5
     entries = {entry.label: entry for entry in cell.entries}
     assert set(entries) == set(made)
-    for label, (_, failed, coverage, candidate) in made.items():
+    for label, (_, failed, coverage, candidate, _) in made.items():
         entry = entries[label]
         assert entry.trials == RULE_TRIALS, label
         assert entry.coverage == coverage, label
         assert entry.coverage_se == pytest.approx(math.sqrt(coverage * (1 - coverage) / RULE_TRIALS), rel=1e-12)
         assert entry.failure_rate == failed / RULE_TRIALS, label
         assert entry.candidate is candidate, label
-    assert {entry.label for entry in cell.candidates()} == {"at-boundary", "failed-at-boundary", "at-nominal"}
+    # Candidates first, narrowest relative to the reference first, then the others by label.
+    assert [entry.label for entry in cell.candidates()] == ["failed-at-boundary", "at-nominal", "at-boundary"]
+    assert [entry.label for entry in cell.entries[3:]] == ["failed-are-misses", "one-below"]
 
 
 # -- 3. the order of a Dask array's partials ----------------------------------------------------------------
