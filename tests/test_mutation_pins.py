@@ -198,7 +198,7 @@ def test_cr_gs_takes_the_convolved_quantile_and_the_floor_at_the_confidence(
     draws; each is placed in the exact law it claims: the deviations of the WOR subsample means of 0/1 data
     are hypergeometric, c_i ~ N(0, (tau_n nu_n)^2) and e_i ~ N(0, sigma_m^2), with the scales the result
     reports. Both must lie in the Beta band of their level (+-0.019 at 0.9): a level moved by a share of
-    alpha (1 - alpha / 2, 1 - alpha + gamma, alpha) lands 0.05 or more away. The settings make each term
+    alpha (1 - alpha / 2) or turned into alpha lands 0.05 or more away. The settings make each term
     count: at mu = 0.1 a quantile without the radius noise e_i sits at level 0.76 (for 0.9); m = n / 2
     makes the fpc factor 1.41, and a quantile without it sits at 0.72 (for 0.8); on constant data the roots
     are the noise alone, and one without the centre's c_i sits at 0.85 (for 0.9). The two confidences make
