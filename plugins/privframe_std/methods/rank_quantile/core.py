@@ -29,7 +29,7 @@ from fractions import Fraction
 import attrs
 import numpy as np
 import numpy.typing as npt
-from scipy import special, stats
+from scipy import special
 
 import privframe.plugin as pp
 from privframe.errors import ConfigError, DataError
@@ -183,6 +183,8 @@ def miss_bound(depth: int, n: int, p: float, rate: float, log_factor: float) -> 
 
     Returns 0 for ``depth <= 0`` (the end is the bound itself) and 1 for ``depth > n``.
     """
+    from scipy import stats  # on first use: loading the plugins stays light
+
     if depth <= 0:
         return 0.0
     if depth > n:
