@@ -204,7 +204,11 @@ def resolve(
         raise BudgetError(f"method '{name}' is a non-private reference; pass budget=None", path=path("budget"))
     traits = traits_of(statistic)
     if bounds is None and traits.requires_bounds:
-        raise ConfigError(f"statistic '{statistic_spec.name}' needs public bounds", path=path("bounds"))
+        hint = getattr(statistic, "bounds_help", None)
+        raise ConfigError(
+            f"statistic '{statistic_spec.name}' needs public bounds" + (f": {hint}" if isinstance(hint, str) else ""),
+            path=path("bounds"),
+        )
     defaults = dict(method.defaults(budget, confidence))
     part_defaults = {key: value for key, value in defaults.items() if key not in PART_KINDS}
     parts: dict[str, object] = {}
