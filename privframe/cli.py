@@ -257,7 +257,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         session = _open_session(args)
         result = pipe.run(data, rng=args.seed) if session is None else session.run(pipe, data, rng=args.seed)
     if args.json:
-        out = result.to_dict()  # the privframe-result/1 document (docs/result-format.md)
+        out = result.to_dict()  # the privframe-result/1 document, as result.to_json() (docs/results-io.md)
         if session is not None:
             out["session"] = _session_dict(session)
         print(json.dumps(out, indent=2, allow_nan=False))

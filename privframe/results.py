@@ -645,8 +645,8 @@ def summary_table(results: Sequence[Result] | Result, labels: Sequence[str] | No
     >>> table = pf.summary_table(runs, labels=["mu=0.5", "mu=1", "mu=2"])
     >>> list(table.columns)
     ['label', 'method', 'statistic', 'low', 'high', 'centre', 'width', 'confidence', 'guarantee']
-    >>> bool(table["width"].is_monotonic_decreasing), table.loc[1, "guarantee"]
-    (True, '1-GDP = (4.887, 1e-06)-DP')
+    >>> table.loc[1, "label"], table.loc[1, "guarantee"], bool(table.loc[1, "low"] == runs[1].low)
+    ('mu=1', '1-GDP = (4.887, 1e-06)-DP', True)
     """
     pairs = _result_list(results, labels)
     try:
