@@ -30,12 +30,13 @@ from privframe.errors import (
 )
 from privframe.pipeline.build import Pipeline
 from privframe.pipeline.parts import Part
+from privframe.plots import forest_plot, plot_result
 from privframe.plugin.registry import registry
 from privframe.privacy.budgets import GDP, MAX_DELTA, ApproxDP, Budget, PureDP, budget_from_table
 from privframe.privacy.curves import PrivacyCurve, privacy_curve
 from privframe.privacy.events import PrivacyEvent
 from privframe.privacy.ledger import Ledger, event_pld
-from privframe.results import IntervalResult, RegionResult
+from privframe.results import IntervalResult, RegionResult, summary_table
 from privframe.session import Session
 
 if TYPE_CHECKING:
@@ -172,8 +173,11 @@ __all__ = [
     "confidence_region",
     "event_pld",
     "experiments",
+    "forest_plot",
     "load_data",
+    "plot_result",
     "plugin",
     "privacy_curve",
     "registry",
+    "summary_table",
 ]

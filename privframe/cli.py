@@ -6,7 +6,7 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -130,50 +130,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, help="seed for a reproducible run (voids privacy for anyone who knows it)")
     p.add_argument("--json", action="store_true", help="print JSON")
     return parser
-
-
-def _result_dict(result: IntervalResult | RegionResult) -> dict[str, Any]:
-    ledger = result.privacy
-    out: dict[str, Any] = {
-        "method": result.method,
-        "confidence": result.confidence,
-        "parameters": dict(result.parameters),
-        "privacy": {
-            "total": str(ledger.total) if ledger.total is not None else None,
-            "accountant": ledger.accountant,
-            "events": [
-                {
-                    "label": e.label,
-                    "mechanism": e.mechanism,
-                    "budget": str(e.budget),
-                    "sensitivity": e.sensitivity,
-                    "noise_scale": e.noise_scale,
-                    "count": e.count,
-                    "asymptotic": e.asymptotic,
-                }
-                for e in ledger.events
-            ],
-        },
-    }
-    if ledger.total is not None and not (isinstance(ledger.total, GDP) and ledger.total.delta >= 1e-6):
-        approx = ledger.as_approx_dp(1e-6)
-        out["privacy"]["approx_dp"] = {"epsilon": approx.epsilon, "delta": approx.delta}
-    if isinstance(result, IntervalResult):
-        out.update(low=result.low, high=result.high, center=result.center, width=result.width)
-    else:
-        out.update(center=result.center.tolist(), radius=result.radius)
-    if "auto" in result.diagnostics:
-        out["auto"] = _plain(result.diagnostics["auto"])
-    return out
-
-
-def _plain(value: Any) -> Any:
-    """Read-only nested diagnostics as JSON-ready values."""
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value
 
 
 def _print_result(result: IntervalResult | RegionResult) -> None:
@@ -301,10 +257,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
         session = _open_session(args)
         result = pipe.run(data, rng=args.seed) if session is None else session.run(pipe, data, rng=args.seed)
     if args.json:
-        out = _result_dict(result)
+        out = result.to_dict()  # the privframe-result/1 document, as result.to_json() (docs/results-io.md)
         if session is not None:
             out["session"] = _session_dict(session)
-        print(json.dumps(out, indent=2))
+        print(json.dumps(out, indent=2, allow_nan=False))
     else:
         _print_result(result)
         if session is not None:
@@ -397,7 +353,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     data = demo_data()
     result = pipe.run(data, rng=args.seed)
     if args.json:
-        print(json.dumps(_result_dict(result), indent=2))
+        print(result.to_json())
         return 0
     print(f"privframe demo: mean of {data.shape[0]} records on the public range [0, 1] (true mean {DEMO_TRUTH:.6g})")
     _print_result(result)

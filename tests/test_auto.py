@@ -289,8 +289,8 @@ def test_auto_in_a_pipeline_config_and_the_cli(tmp_path: Path, capsys: pytest.Ca
     out = json.loads(capsys.readouterr().out)
     expected = pf.Pipeline.from_config(config).select(20_000).method.name  # the demo data: 20 000 records
     assert out["method"] == expected
-    assert out["auto"]["chosen"] == expected
-    assert out["auto"]["query"]["n"] == 20_000
+    assert out["diagnostics"]["auto"]["chosen"] == expected  # the privframe-result/1 document keeps it there
+    assert out["diagnostics"]["auto"]["query"]["n"] == 20_000
     assert main(["run", str(config), "--demo", "--seed", "1"]) == 0
     assert "chosen by method='auto'" in capsys.readouterr().out
 
