@@ -225,6 +225,25 @@ class SuggestionPlan:
         """How many exponential mechanisms run (1 or 2)."""
         return int(self.lower_rank is not None) + int(self.upper_rank is not None)
 
+    @property
+    def overshoot(self) -> tuple[float, float]:
+        """For each end, a bound on the probability that it lands beyond every record (1.0: no bound).
+
+        A grid point beyond all the records has distance equal to the target's depth from its side (the
+        rank r from below for the lower end, ``n - r + 1`` for the upper), and some point has distance 0, so
+        the end lands there with probability at most ``(P - 1) exp(-(eps / 2) depth)``. Otherwise it lies
+        within the records' range rounded outward to the grid. A bound near 1 means the end is likely to be
+        far out (the bounds are safe but wide): spend more, or narrow the search range. An end that is the
+        search range's own has 1.0.
+        """
+        rate, others = self.epsilon / 2.0, self.grid.size - 1
+
+        def bound(depth: int | None) -> float:
+            return 1.0 if depth is None else min(1.0, others * math.exp(-rate * depth))
+
+        upper_depth = None if self.upper_rank is None else self.n - self.upper_rank + 1
+        return bound(self.lower_rank), bound(upper_depth)
+
 
 def _ends(n: int, points: int, quantiles: tuple[float, float], epsilon: float, miss: float) -> tuple[int, int, int]:
     """The lower target rank, the upper one and the margin at this epsilon and miss share (maybe trivial)."""
@@ -359,9 +378,11 @@ class SuggestedBounds:
         where = {(True, True): "", (True, False): " (upper: the search range's)"}
         where[(False, True)] = " (lower: the search range's)"
         q_low, q_high = self.plan.quantiles
+        far = max((o for o, located in zip(self.plan.overshoot, self.located, strict=True) if located), default=0.0)
+        caveat = f"; an end may lie far beyond the records (probability <= {far:.2g})" if far >= 0.05 else ""
         return (
             f"bounds ({low:g}, {high:g}){where[self.located]}: enclose the central {q_high - q_low:.0%} of the "
-            f"records with probability >= {self.plan.confidence:g}; spent {self.privacy.summary()}"
+            f"records with probability >= {self.plan.confidence:g}{caveat}; spent {self.privacy.summary()}"
         )
 
 
@@ -461,11 +482,11 @@ def selection_pmf(x: npt.ArrayLike, plan: SuggestionPlan) -> FloatArray:
         return result
 
     lower, upper = end(plan.lower_rank, "lower", 0), end(plan.upper_rank, "upper", size - 1)
-    law = np.zeros((size, size))
-    for i in np.flatnonzero(lower):
-        for j in np.flatnonzero(upper):
-            a, b = _post_process(int(i), int(j), size - 1)
-            law[a, b] += lower[i] * upper[j]
+    pairs = np.multiply.outer(lower, upper)
+    law: FloatArray = np.triu(pairs, 1) + np.tril(pairs, -1).T  # sorted
+    tied = np.diag(pairs)  # equal indices: the point and the next one up (down at the top)
+    law[np.arange(size - 1), np.arange(1, size)] += tied[:-1]
+    law[size - 2, size - 1] += tied[-1]
     return law
 
 
