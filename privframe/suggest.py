@@ -212,13 +212,18 @@ class SuggestionPlan:
     """
 
     n: int
-    grid: FloatArray = attrs.field(eq=False)
+    grid: FloatArray = attrs.field(eq=attrs.cmp_using(eq=np.array_equal), hash=False, repr=False)
     quantiles: tuple[float, float]
     confidence: float
     lower_rank: int | None
     upper_rank: int | None
     epsilon: float
     margins: tuple[int, int]
+
+    @property
+    def search(self) -> tuple[float, float]:
+        """The search range: the grid's first and last points."""
+        return float(self.grid[0]), float(self.grid[-1])
 
     @property
     def selections(self) -> int:
@@ -277,6 +282,14 @@ def plan_suggestion(
     Returns
     -------
     SuggestionPlan
+
+    Raises
+    ------
+    ConfigError
+        At ``budget`` when neither tail can be located (the message names the n that would do); at
+        ``search``, ``quantiles``, ``confidence`` or ``n`` for an invalid value.
+    BudgetError
+        At ``budget`` for no budget or not a budget.
     """
     budget = _check_budget(budget)
     grid = search_grid(_check_search(search))
@@ -300,8 +313,10 @@ def plan_suggestion(
         return make(lower, None, one, (t, 0))
     if upper_room >= 0:
         return make(None, upper, one, (0, t))
-    shortest = min(quantiles[0], 1.0 - quantiles[1])
-    needed = math.ceil(t / shortest)
+    wider = max(quantiles[0], 1.0 - quantiles[1])  # the wider tail is located first
+    needed = max(1, math.floor(t / wider) - 1)
+    while _tail(wider, needed) < t:
+        needed += 1
     raise ConfigError(
         f"at n = {n} and {budget} neither tail can be located, so both bounds would be the search range's own: "
         f"even with the whole budget an end needs floor(q n) >= {t} records beyond it (about n >= {needed} "
@@ -399,7 +414,7 @@ def _one_dimensional(x: npt.ArrayLike) -> FloatArray:
 class _Prepared:
     """A checked call: the data, its public plan, the budget and the seed (nothing drawn, nothing charged)."""
 
-    data: FloatArray = attrs.field(eq=False)
+    data: FloatArray = attrs.field(eq=False, repr=False)  # never printed
     plan: SuggestionPlan
     budget: Budget
     seed: np.random.SeedSequence = attrs.field(eq=False)

@@ -369,3 +369,16 @@ def test_one_column_data_are_accepted() -> None:
     assert (
         pf.suggest_bounds(x, pf.PureDP(1.0), rng=1).bounds == pf.suggest_bounds(x[:, 0], pf.PureDP(1.0), rng=1).bounds
     )
+
+
+def test_the_plan_is_a_public_value_that_prints_no_data() -> None:
+    plan = ps.plan_suggestion(900, pf.PureDP(0.1), quantiles=(0.01, 0.8))
+    assert plan.lower_rank is None  # the 1% tail of 900 is out of reach, the 20% one is not
+    assert plan.upper_rank == 900 - 180 + plan.margins[1]
+    assert plan == ps.plan_suggestion(900, pf.PureDP(0.1), quantiles=(0.01, 0.8))
+    assert plan != ps.plan_suggestion(900, pf.PureDP(0.1), quantiles=(0.01, 0.8), search=(0, 1e9))
+    assert plan.search == (-1e9, 1e9)
+    prepared = ps.prepare(np.full(900, SECRET), pf.PureDP(0.1), quantiles=(0.01, 0.8))
+    assert "123456" not in repr(prepared)
+    with pytest.raises(pf.ConfigError, match=r"about n >= 870 "):  # the wider (20%) tail is located first
+        ps.plan_suggestion(500, pf.PureDP(0.1), quantiles=(0.01, 0.8))
