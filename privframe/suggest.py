@@ -160,8 +160,8 @@ def search_grid(search: tuple[float, float] = DEFAULT_SEARCH) -> FloatArray:
 
 
 def _tail(q: float, n: int) -> int:
-    """``floor(q n)``: the most records a bound may leave out on its side."""
-    return math.floor(q * n + _ROUNDING)
+    """``floor(q n)``: the most records a bound may leave out on its side (below n, as q < 1)."""
+    return min(math.floor(q * n + _ROUNDING), n - 1)
 
 
 def _margin(points: int, epsilon: float, miss: float) -> int:
