@@ -33,8 +33,8 @@ from scipy import special
 
 import privframe.plugin as pp
 from privframe.errors import ConfigError, DataError
+from privframe.privacy.selection import exact_choice
 from privframe_std.mechanisms.exponential import grid_points
-from privframe_std.methods.rank_quantile._sampling import exact_choice
 from privframe_std.methods.rank_quantile.budget import GDP_ACCOUNTING, selection_epsilon
 
 __all__ = [
