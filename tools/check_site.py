@@ -1,0 +1,188 @@
+"""Checks a built documentation site (the output of ``mkdocs build``): what a reader would see.
+
+Usage: ``python tools/check_site.py SITE_DIR`` (CI runs it after ``mkdocs build --strict``;
+``tests/test_docs_site.py`` runs it on a site it builds). It exits non-zero and names every problem it
+finds. A real browser is not available offline, so this reads the built HTML instead:
+
+- every page: no visible text contains ``doctest:``; no line of a ``<pre>``/``<code>`` block is a bare
+  ``...`` (or ``…``); no script or stylesheet is loaded from another host (the site works offline);
+- the pages with formulas (``MATH_PAGES``) carry pymdownx.arithmatex's output (``class="arithmatex"``,
+  TeX between ``\\( \\)`` / ``\\[ \\]``) and no ``$$`` left over, and they load the vendored KaTeX
+  (``katex.min.js``, ``katex.min.css``, ``katex-init.js``) by a relative URL, and those files, KaTeX's
+  fonts and its licence are in the site;
+- the home page and a method page exist, and their navigation has the five sections ``SECTIONS``.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+
+__all__ = ["MATH_PAGES", "SECTIONS", "check_site", "main"]
+
+SECTIONS = ("Start", "Guides", "Methods", "Reference", "Project")
+MATH_PAGES = (
+    "algorithms.html",
+    "methods/cr-gs.html",
+    "methods/cr-ss.html",
+    "methods/privsub.html",
+    "methods/blbquant.html",
+    "methods/dette-graw.html",
+    "methods/privboot.html",
+    "methods/rank-quantile.html",
+    "methods/private-variance.html",
+)
+KATEX_FILES = ("katex/katex.min.js", "katex/katex.min.css", "katex-init.js", "katex/LICENSE")
+_BARE = {"...", "\N{HORIZONTAL ELLIPSIS}"}
+_TOP_LABEL = re.compile(r"^__nav_\d+_label$")
+_REMOTE = re.compile(r"^(https?:)?//", re.IGNORECASE)
+
+
+class _Page(HTMLParser):
+    """The parts of one built page that the checks read."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.text: list[str] = []  # visible text (not scripts or styles)
+        self.blocks: list[str] = []  # the text of each <pre> (or <code> outside one)
+        self.tabs: list[str] = []  # the labels of the navigation tabs
+        self.sections: list[str] = []  # the labels of the top-level sections of the side navigation
+        self.assets: list[str] = []  # src of scripts, href of stylesheets
+        self.math = 0  # elements with class "arithmatex"
+        self._skip = 0
+        self._pre: list[str] | None = None
+        self._code: list[str] | None = None
+        self._tab: list[str] | None = None
+        self._section_label: list[str] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        attributes = {name: value or "" for name, value in attrs}
+        classes = attributes.get("class", "").split()
+        if tag in ("script", "style"):
+            self._skip += 1
+            if tag == "script" and attributes.get("src"):
+                self.assets.append(attributes["src"])
+        if tag == "link" and attributes.get("rel") == "stylesheet":
+            self.assets.append(attributes.get("href", ""))
+        if "arithmatex" in classes:
+            self.math += 1
+        if tag == "pre":
+            self._pre = []
+        elif tag == "code" and self._pre is None:
+            self._code = []
+        if tag == "a" and "md-tabs__link" in classes:
+            self._tab = []
+        # Material's sidebar: the label of a top-level section has the id "__nav_<N>_label".
+        if tag == "label" and _TOP_LABEL.match(attributes.get("id", "")):
+            self._section_label = []
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("script", "style") and self._skip:
+            self._skip -= 1
+        if tag == "pre" and self._pre is not None:
+            self.blocks.append("".join(self._pre))
+            self._pre = None
+        elif tag == "code" and self._code is not None:
+            self.blocks.append("".join(self._code))
+            self._code = None
+        if tag == "a" and self._tab is not None:
+            self.tabs.append(" ".join("".join(self._tab).split()))
+            self._tab = None
+        if tag == "label" and self._section_label is not None:
+            self.sections.append(" ".join("".join(self._section_label).split()))
+            self._section_label = None
+
+    def handle_data(self, data: str) -> None:
+        if self._skip:
+            return
+        self.text.append(data)
+        for part in (self._pre, self._code, self._tab):
+            if part is not None:
+                part.append(data)
+        if self._section_label is not None:
+            self._section_label.append(data)
+
+
+def _read(path: Path) -> _Page:
+    page = _Page()
+    page.feed(path.read_text(encoding="utf-8"))
+    page.close()
+    return page
+
+
+def check_site(site: Path) -> list[str]:
+    """Every problem found in the site built into ``site`` (empty: none)."""
+    problems: list[str] = []
+    pages = sorted(site.rglob("*.html"))
+    if not pages:
+        return [f"{site}: no HTML pages"]
+    parsed: dict[str, _Page] = {}
+    for path in pages:
+        name = path.relative_to(site).as_posix()
+        page = parsed[name] = _read(path)
+        text = "".join(page.text)
+        if "doctest:" in text:
+            problems.append(f"{name}: shows 'doctest:'")
+        for block in page.blocks:
+            for line in block.split("\n"):
+                if line.strip() in _BARE:
+                    problems.append(f"{name}: a code line is a bare {line.strip()!r}")
+        for asset in page.assets:
+            if _REMOTE.match(asset):
+                problems.append(f"{name}: loads {asset} from another host")
+    for name in MATH_PAGES:
+        page = parsed.get(name)
+        if page is None:
+            problems.append(f"{name}: missing")
+            continue
+        if page.math == 0:
+            problems.append(f"{name}: no formula marked for KaTeX (class arithmatex)")
+        html = (site / name).read_text(encoding="utf-8")
+        if "\\(" not in html and "\\[" not in html:
+            problems.append(f"{name}: no TeX between \\( \\) or \\[ \\]")
+        if "$$" in "".join(page.text):
+            problems.append(f"{name}: a '$$' left over (a formula arithmatex did not take)")
+        prefix = "../" * name.count("/")
+        for needed in ("katex/katex.min.js", "katex/katex.min.css", "katex-init.js"):
+            if f"{prefix}javascripts/{needed}" not in page.assets:
+                problems.append(f"{name}: does not load javascripts/{needed} from the site")
+    for needed in KATEX_FILES:
+        if not (site / "javascripts" / needed).is_file():
+            problems.append(f"javascripts/{needed}: not in the site")
+    css = site / "javascripts" / "katex" / "katex.min.css"
+    if css.is_file():
+        for font in re.findall(r"url\((fonts/[^)]+\.woff2)\)", css.read_text(encoding="utf-8")):
+            if not (css.parent / font).is_file():
+                problems.append(f"javascripts/katex/{font}: not in the site")
+    for name in ("index.html", "methods/cr-gs.html"):
+        page = parsed.get(name)
+        if page is None:
+            problems.append(f"{name}: missing")
+            continue
+        if tuple(page.tabs) != SECTIONS:
+            problems.append(f"{name}: navigation tabs are {page.tabs}, not {list(SECTIONS)}")
+        if tuple(page.sections) != SECTIONS:
+            problems.append(f"{name}: navigation sections are {page.sections}, not {list(SECTIONS)}")
+    return problems
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1:
+        print("usage: python tools/check_site.py SITE_DIR", file=sys.stderr)
+        return 2
+    site = Path(args[0])
+    problems = check_site(site)
+    for problem in problems:
+        print(problem, file=sys.stderr)
+    if problems:
+        print(f"{len(problems)} problem(s) in the site at {site}", file=sys.stderr)
+        return 1
+    print(f"site at {site}: {len(list(site.rglob('*.html')))} pages checked, no problems")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
