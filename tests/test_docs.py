@@ -94,6 +94,32 @@ def test_every_command_and_argument_is_documented(command: str, cli_text: str) -
     assert not extra, f"docs/cli.md, privframe {command}: bullets for arguments the parser lacks: {sorted(extra)}"
 
 
+def _synopses(text: str) -> dict[str, str]:
+    """The page's opening synopsis (its first code block): command -> its lines, continuations joined."""
+    block = re.search(r"^```text\n(.*?)^```", text, re.MULTILINE | re.DOTALL)
+    assert block, "docs/cli.md opens with no synopsis block"
+    synopses: dict[str, str] = {}
+    command = ""
+    for line in block.group(1).splitlines():
+        start = re.match(r"^privframe (\S+)", line)
+        if start:
+            command = start.group(1)
+            synopses[command] = line
+        elif command:
+            synopses[command] += " " + line.strip()
+    return synopses
+
+
+@pytest.mark.parametrize("command", sorted(_subcommands()))
+def test_the_synopsis_lists_every_option(command: str, cli_text: str) -> None:
+    synopses = _synopses(cli_text)
+    assert command in synopses, f"docs/cli.md's synopsis has no line for 'privframe {command}'"
+    options = {name for name in _documented_arguments(_subcommands()[command]) if name.startswith("-")}
+    listed = set(_LONG_OPTION.findall(synopses[command]))
+    missing = sorted(options - listed)
+    assert not missing, f"docs/cli.md's synopsis of 'privframe {command}' omits {missing}"
+
+
 def test_no_documented_command_is_missing_from_the_parser(cli_text: str) -> None:
     extra = set(_sections(cli_text)) - set(_subcommands())
     assert not extra, f"docs/cli.md documents commands the parser lacks: {sorted(extra)}"
