@@ -10,12 +10,18 @@ finds. A real browser is not available offline, so this reads the built HTML ins
   TeX between ``\\( \\)`` / ``\\[ \\]``) and no ``$$`` left over, and they load the vendored KaTeX
   (``katex.min.js``, ``katex.min.css``, ``katex-init.js``) by a relative URL, and those files, KaTeX's
   fonts and its licence are in the site;
+- every formula typesets with the site's KaTeX under the options the site uses (``strict``, errors
+  thrown), when ``node`` is installed (it runs ``katex.renderToString``; without node this is skipped,
+  and said);
 - the home page and a method page exist, and their navigation has the five sections ``SECTIONS``.
 """
 
 from __future__ import annotations
 
+import json
 import re
+import shutil
+import subprocess
 import sys
 from html.parser import HTMLParser
 from pathlib import Path
@@ -51,6 +57,8 @@ class _Page(HTMLParser):
         self.sections: list[str] = []  # the labels of the top-level sections of the side navigation
         self.assets: list[str] = []  # src of scripts, href of stylesheets
         self.math = 0  # elements with class "arithmatex"
+        self.formulas: list[tuple[str, bool]] = []  # (TeX, display) of each
+        self._formula: tuple[str, list[str]] | None = None  # the open arithmatex element: its tag, its text
         self._skip = 0
         self._pre: list[str] | None = None
         self._code: list[str] | None = None
@@ -68,6 +76,7 @@ class _Page(HTMLParser):
             self.assets.append(attributes.get("href", ""))
         if "arithmatex" in classes:
             self.math += 1
+            self._formula = (tag, [])
         if tag == "pre":
             self._pre = []
         elif tag == "code" and self._pre is None:
@@ -79,6 +88,12 @@ class _Page(HTMLParser):
             self._section_label = []
 
     def handle_endtag(self, tag: str) -> None:
+        if self._formula is not None and tag == self._formula[0]:
+            tex = "".join(self._formula[1]).strip()
+            if tex[:2] in ("\\(", "\\[") and tex[-2:] in ("\\)", "\\]"):
+                tex = tex[2:-2]
+            self.formulas.append((tex, tag == "div"))
+            self._formula = None
         if tag in ("script", "style") and self._skip:
             self._skip -= 1
         if tag == "pre" and self._pre is not None:
@@ -98,11 +113,49 @@ class _Page(HTMLParser):
         if self._skip:
             return
         self.text.append(data)
+        if self._formula is not None:
+            self._formula[1].append(data)
         for part in (self._pre, self._code, self._tab):
             if part is not None:
                 part.append(data)
         if self._section_label is not None:
             self._section_label.append(data)
+
+
+# The options of docs/javascripts/katex-init.js: a formula KaTeX would refuse in the browser fails here.
+_TYPESET = """
+const katex = require(process.argv[1]);
+const formulas = JSON.parse(require("fs").readFileSync(0, "utf8"));
+const failed = [];
+for (const [where, tex, display] of formulas) {
+  try {
+    katex.renderToString(tex, {displayMode: display, throwOnError: true, strict: "error", output: "htmlAndMathml"});
+  } catch (error) {
+    failed.push(where + ": KaTeX cannot typeset " + JSON.stringify(tex) + ": " + String(error.message));
+  }
+}
+process.stdout.write(JSON.stringify(failed));
+"""
+
+
+def typeset(site: Path, formulas: list[tuple[str, str, bool]]) -> list[str] | None:
+    """Each formula KaTeX (the site's copy, run by node) refuses; ``None`` when node is not installed."""
+    node = shutil.which("node")
+    if node is None:
+        return None
+    script = (site / "javascripts" / "katex" / "katex.min.js").resolve()
+    done = subprocess.run(
+        [node, "-e", _TYPESET, str(script)],
+        input=json.dumps(formulas),
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
+    if done.returncode != 0:
+        return [f"node could not run KaTeX: {done.stderr.strip()}"]
+    failed: list[str] = json.loads(done.stdout)
+    return failed
 
 
 def _read(path: Path) -> _Page:
@@ -132,6 +185,12 @@ def check_site(site: Path) -> list[str]:
         for asset in page.assets:
             if _REMOTE.match(asset):
                 problems.append(f"{name}: loads {asset} from another host")
+    formulas = [(name, tex, display) for name, page in parsed.items() for tex, display in page.formulas]
+    failed = typeset(site, formulas)
+    if failed is None:
+        print("node not found: the formulas were not typeset (only their markup was checked)", file=sys.stderr)
+    else:
+        problems.extend(failed)
     for name in MATH_PAGES:
         page = parsed.get(name)
         if page is None:
