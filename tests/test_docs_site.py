@@ -3,7 +3,8 @@
 ``tools/docs_hooks.py`` rewrites each doctest block of ``docs/`` for the rendered pages and
 ``tools/check_site.py`` checks a built site. The hook and the checker are tested here without mkdocs (on
 every page's Markdown and on hand-made HTML); when mkdocs is installed (the ``docs`` extra) the site is
-built with ``mkdocs build --strict`` and checked as CI checks it.
+built with ``mkdocs build --strict`` and checked as CI checks it, and where a headless Chromium is
+installed the algorithm reference is opened in it to see its formulas typeset.
 """
 
 from __future__ import annotations
@@ -128,7 +129,8 @@ def _site(tmp_path: Path, body: str = "", tabs: tuple[str, ...] = check_site.SEC
 
 def test_the_checker_passes_a_clean_site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(check_site, "typeset", lambda site, formulas: [])  # the fake KaTeX is empty
-    assert check_site.check_site(_site(tmp_path, "<pre><code>&gt;&gt;&gt; 1\n1</code></pre>")) == []
+    site = _site(tmp_path, "<pre><code>&gt;&gt;&gt; 1\n1</code></pre>")
+    assert check_site.check_site(site, browser=False) == []
 
 
 @pytest.mark.parametrize(
@@ -150,13 +152,13 @@ def test_the_checker_finds_what_a_reader_should_not_see(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, body: str, problem: str
 ) -> None:
     monkeypatch.setattr(check_site, "typeset", lambda site, formulas: [])
-    problems = check_site.check_site(_site(tmp_path, body))
+    problems = check_site.check_site(_site(tmp_path, body), browser=False)
     assert any(problem in p for p in problems), problems
 
 
 def test_the_checker_wants_the_five_sections(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(check_site, "typeset", lambda site, formulas: [])
-    problems = check_site.check_site(_site(tmp_path, tabs=("Start", "Guides", "Methods", "Reference")))
+    problems = check_site.check_site(_site(tmp_path, tabs=("Start", "Guides", "Methods", "Reference")), browser=False)
     assert any(p.startswith("index.html: navigation tabs") for p in problems), problems
 
 
@@ -176,6 +178,14 @@ def test_the_site_builds_strictly_and_reads_right(tmp_path: Path) -> None:
         timeout=600,
     )
     assert built.returncode == 0, built.stderr[-4000:]
-    assert check_site.check_site(site) == []
+    assert check_site.check_site(site, browser=False) == []  # CI opens every page with formulas
     algorithms = (site / "algorithms.html").read_text(encoding="utf-8")
-    assert algorithms.count('class="arithmatex"') >= 50  # the formulas of the algorithm reference
+    formulas = algorithms.count('class="arithmatex"')
+    assert formulas >= 50  # the formulas of the algorithm reference
+    if check_site._browser() is None:
+        return
+    # In a real (headless) browser, from disk: every formula typeset, and a page without KaTeX is caught.
+    assert check_site.in_browser(site, {"algorithms.html": formulas}) == []
+    (site / "javascripts" / "katex-init.js").write_text("", encoding="utf-8")
+    problems = check_site.in_browser(site, {"algorithms.html": formulas})
+    assert problems == [f"algorithms.html: the browser typeset 0 of its {formulas} formulas"]

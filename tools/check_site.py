@@ -2,7 +2,8 @@
 
 Usage: ``python tools/check_site.py SITE_DIR`` (CI runs it after ``mkdocs build --strict``;
 ``tests/test_docs_site.py`` runs it on a site it builds). It exits non-zero and names every problem it
-finds. A real browser is not available offline, so this reads the built HTML instead:
+finds. It reads the built HTML, and opens the pages with formulas in a headless browser where one is
+installed:
 
 - every page: no visible text contains ``doctest:``; no line of a ``<pre>``/``<code>`` block is a bare
   ``...`` (or ``…``); no script or stylesheet is loaded from another host (the site works offline);
@@ -13,6 +14,8 @@ finds. A real browser is not available offline, so this reads the built HTML ins
 - every formula typesets with the site's KaTeX under the options the site uses (``strict``, errors
   thrown), when ``node`` is installed (it runs ``katex.renderToString``; without node this is skipped,
   and said);
+- where a headless Chromium is installed, each page with formulas is opened from disk with its scripts
+  run, and every formula must come out typeset by KaTeX (``--screenshots DIR`` also saves a PNG of each);
 - the home page and a method page exist, and their navigation has the five sections ``SECTIONS``.
 """
 
@@ -158,6 +161,48 @@ def typeset(site: Path, formulas: list[tuple[str, str, bool]]) -> list[str] | No
     return failed
 
 
+_BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+
+
+def _browser() -> str | None:
+    for name in _BROWSERS:
+        found = shutil.which(name)
+        if found:
+            return found
+    return None
+
+
+def _headless(browser: str, *args: str) -> subprocess.CompletedProcess[str]:
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--allow-file-access-from-files"]
+    return subprocess.run([browser, *flags, *args], capture_output=True, text=True, check=False, timeout=120)
+
+
+def in_browser(site: Path, pages: dict[str, int], screenshots: Path | None = None) -> list[str] | None:
+    """Opens each page (name -> its number of formulas) from disk in a headless Chromium, with its scripts
+    run, and reports a page whose formulas KaTeX did not all typeset (or marked ``katex-failed``);
+    ``None`` when no Chromium is installed. With ``screenshots``, saves a PNG of each page there."""
+    browser = _browser()
+    if browser is None:
+        return None
+    problems = []
+    for name, expected in pages.items():
+        url = (site / name).resolve().as_uri()
+        dom = _headless(browser, "--virtual-time-budget=10000", "--dump-dom", url)
+        if dom.returncode != 0 or "</html>" not in dom.stdout:
+            problems.append(f"{name}: the browser could not open it ({dom.stderr.strip()[-300:]})")
+            continue
+        typeset = dom.stdout.count('class="katex"')  # one per formula, inline or display
+        if typeset < expected:
+            problems.append(f"{name}: the browser typeset {typeset} of its {expected} formulas")
+        if "katex-failed" in dom.stdout:
+            problems.append(f"{name}: a formula KaTeX refused in the browser (class katex-failed)")
+        if screenshots is not None:
+            screenshots.mkdir(parents=True, exist_ok=True)
+            shot = screenshots / (name.replace("/", "-").removesuffix(".html") + ".png")
+            _headless(browser, "--virtual-time-budget=10000", "--window-size=1280,2400", f"--screenshot={shot}", url)
+    return problems
+
+
 def _read(path: Path) -> _Page:
     page = _Page()
     page.feed(path.read_text(encoding="utf-8"))
@@ -165,8 +210,9 @@ def _read(path: Path) -> _Page:
     return page
 
 
-def check_site(site: Path) -> list[str]:
-    """Every problem found in the site built into ``site`` (empty: none)."""
+def check_site(site: Path, browser: bool = True, screenshots: Path | None = None) -> list[str]:
+    """Every problem found in the site built into ``site`` (empty: none); ``browser=False`` skips the
+    headless browser even where one is installed."""
     problems: list[str] = []
     pages = sorted(site.rglob("*.html"))
     if not pages:
@@ -191,6 +237,11 @@ def check_site(site: Path) -> list[str]:
         print("node not found: the formulas were not typeset (only their markup was checked)", file=sys.stderr)
     else:
         problems.extend(failed)
+    seen = in_browser(site, {n: parsed[n].math for n in MATH_PAGES if n in parsed}, screenshots) if browser else None
+    if seen is None:
+        print("no headless browser used: the formulas were not seen typeset on the pages", file=sys.stderr)
+    else:
+        problems.extend(seen)
     for name in MATH_PAGES:
         page = parsed.get(name)
         if page is None:
@@ -229,11 +280,14 @@ def check_site(site: Path) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    if len(args) != 1:
-        print("usage: python tools/check_site.py SITE_DIR", file=sys.stderr)
+    shots = None
+    if len(args) == 3 and args[1] == "--screenshots":
+        shots = Path(args[2])
+    elif len(args) != 1:
+        print("usage: python tools/check_site.py SITE_DIR [--screenshots DIR]", file=sys.stderr)
         return 2
     site = Path(args[0])
-    problems = check_site(site)
+    problems = check_site(site, screenshots=shots)
     for problem in problems:
         print(problem, file=sys.stderr)
     if problems:
