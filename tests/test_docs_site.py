@@ -92,8 +92,28 @@ def test_the_hook_keeps_every_example_of_the_docs_as_doctest_reads_it() -> None:
             before = [e.source for e in parser.get_examples(body)]
             after = [e.source for e in parser.get_examples(shown)]
             assert len(after) == len(before), where
-        assert "doctest:" not in hooks.on_page_markdown(_FENCE.sub("", text)), f"{page}: 'doctest:' in its prose"
     assert blocks > 50
+
+
+def _prose_of_pages() -> dict[str, str]:
+    """Each page's Markdown outside its doctest blocks, and the root files the pages include (snippets)."""
+    texts: dict[str, str] = {}
+    for page in sorted(DOCS.rglob("*.md")):
+        text = page.read_text(encoding="utf-8")
+        texts[page.relative_to(ROOT).as_posix()] = _FENCE.sub("", text)
+        for included in re.findall(r'^--8<-- "([^"]+)"', text, re.MULTILINE):
+            texts[included] = _FENCE.sub("", (ROOT / included).read_text(encoding="utf-8"))
+    return texts
+
+
+def test_no_page_says_doctest_colon_or_shows_a_bare_ellipsis_in_its_prose() -> None:
+    texts = _prose_of_pages()
+    assert "CHANGELOG.md" in texts  # docs/changelog.md includes it
+    for name, text in texts.items():
+        assert "doctest:" not in text, f"{name}: 'doctest:' on a rendered page"
+        single = re.sub(r"``.+?``", "", text)  # a double-backtick span shows its backticks: not bare
+        assert not re.search(r"`(\.\.\.|\N{HORIZONTAL ELLIPSIS})`", single), f"{name}: a bare ellipsis in code"
+        assert not re.search(r"^\s*\.\.\.\s*$", text, re.MULTILINE), f"{name}: a line that is a bare '...'"
 
 
 # -- the checker --------------------------------------------------------------------------------------------
