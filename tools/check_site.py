@@ -55,6 +55,7 @@ class _Page(HTMLParser):
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
         self.text: list[str] = []  # visible text (not scripts or styles)
+        self.prose: list[str] = []  # visible text outside <pre> and <code>
         self.blocks: list[str] = []  # the text of each <pre> (or <code> outside one)
         self.tabs: list[str] = []  # the labels of the navigation tabs
         self.sections: list[str] = []  # the labels of the top-level sections of the side navigation
@@ -116,6 +117,8 @@ class _Page(HTMLParser):
         if self._skip:
             return
         self.text.append(data)
+        if self._pre is None and self._code is None:
+            self.prose.append(data)
         if self._formula is not None:
             self._formula[1].append(data)
         for part in (self._pre, self._code, self._tab):
@@ -224,6 +227,8 @@ def check_site(site: Path, browser: bool = True, screenshots: Path | None = None
         text = "".join(page.text)
         if "doctest:" in text:
             problems.append(f"{name}: shows 'doctest:'")
+        if "$$" in "".join(page.prose):
+            problems.append(f"{name}: a '$$' left over (a formula arithmatex did not take)")
         for block in page.blocks:
             for line in block.split("\n"):
                 if line.strip() in _BARE:
@@ -243,20 +248,18 @@ def check_site(site: Path, browser: bool = True, screenshots: Path | None = None
     else:
         problems.extend(seen)
     for name in MATH_PAGES:
-        page = parsed.get(name)
-        if page is None:
+        math_page = parsed.get(name)
+        if math_page is None:
             problems.append(f"{name}: missing")
             continue
-        if page.math == 0:
+        if math_page.math == 0:
             problems.append(f"{name}: no formula marked for KaTeX (class arithmatex)")
         html = (site / name).read_text(encoding="utf-8")
         if "\\(" not in html and "\\[" not in html:
             problems.append(f"{name}: no TeX between \\( \\) or \\[ \\]")
-        if "$$" in "".join(page.text):
-            problems.append(f"{name}: a '$$' left over (a formula arithmatex did not take)")
         prefix = "../" * name.count("/")
         for needed in ("katex/katex.min.js", "katex/katex.min.css", "katex-init.js"):
-            if f"{prefix}javascripts/{needed}" not in page.assets:
+            if f"{prefix}javascripts/{needed}" not in math_page.assets:
                 problems.append(f"{name}: does not load javascripts/{needed} from the site")
     for needed in KATEX_FILES:
         if not (site / "javascripts" / needed).is_file():
@@ -267,14 +270,14 @@ def check_site(site: Path, browser: bool = True, screenshots: Path | None = None
             if not (css.parent / font).is_file():
                 problems.append(f"javascripts/katex/{font}: not in the site")
     for name in ("index.html", "methods/cr-gs.html"):
-        page = parsed.get(name)
-        if page is None:
+        nav_page = parsed.get(name)
+        if nav_page is None:
             problems.append(f"{name}: missing")
             continue
-        if tuple(page.tabs) != SECTIONS:
-            problems.append(f"{name}: navigation tabs are {page.tabs}, not {list(SECTIONS)}")
-        if tuple(page.sections) != SECTIONS:
-            problems.append(f"{name}: navigation sections are {page.sections}, not {list(SECTIONS)}")
+        if tuple(nav_page.tabs) != SECTIONS:
+            problems.append(f"{name}: navigation tabs are {nav_page.tabs}, not {list(SECTIONS)}")
+        if tuple(nav_page.sections) != SECTIONS:
+            problems.append(f"{name}: navigation sections are {nav_page.sections}, not {list(SECTIONS)}")
     return problems
 
 
