@@ -17,6 +17,7 @@ from privframe.data.arrays import load_data
 from privframe.data.files import connect, is_distributed_path, load_distributed
 from privframe.errors import PrivframeError
 from privframe.pipeline.build import Pipeline
+from privframe.pipeline.methodmap import CANDIDATE_RULE_SHORT
 from privframe.plugin.protocols import SelectionMechanism
 from privframe.plugin.registry import registry
 from privframe.privacy import accounting
@@ -146,7 +147,7 @@ def _print_result(result: IntervalResult | RegionResult) -> None:
         cell = result.diagnostics["auto"]["cell"]
         print(
             f"  chosen by method='auto' from the method map's cell {cell['statistic']}, n = {cell['n']}, "
-            f"{cell['budget']} (the narrowest method covering within 2 SE of nominal there)"
+            f"{cell['budget']} (the narrowest method with {CANDIDATE_RULE_SHORT} there)"
         )
     print(f"  privacy: {result.privacy.summary(1e-6)}")
     for event in result.privacy.events:

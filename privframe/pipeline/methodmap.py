@@ -39,6 +39,7 @@ from privframe.privacy.budgets import GDP, ApproxDP, Budget, PureDP
 __all__ = [
     "AUTO",
     "CANDIDATE_RULE",
+    "CANDIDATE_RULE_SHORT",
     "MAP_FORMAT",
     "SELECTION_RULE",
     "Located",
@@ -66,6 +67,8 @@ CANDIDATE_RULE = (
     "nothing counts as a miss); candidates are ranked by mean width relative to the "
     "non-private reference on the same data (by mean width when there is no reference)"
 )
+CANDIDATE_RULE_SHORT = "measured coverage at least nominal - 1 SE"
+""":data:`CANDIDATE_RULE` in a phrase, for messages (``privframe run`` and the refusal of ``auto``)."""
 SELECTION_RULE = (
     "the map cell of the same statistic nearest in (ln n, ln mu), among the cells of the budget's unit "
     "(mu: GDP as given; (eps, delta)-DP: the largest mu whose mu-GDP implies it; pure eps-DP: the mu-GDP it "
