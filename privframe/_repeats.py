@@ -57,7 +57,8 @@ def fingerprint(x: Any) -> bytes | None:
     if array.dtype.kind not in "biuf":
         return None
     mac = hmac.new(_KEY, f"{array.dtype.str}{array.shape}".encode(), "sha256")
-    mac.update(array.data.cast("B"))
+    if array.size:  # (an empty view cannot be cast to bytes; its shape is already in the header)
+        mac.update(array.data.cast("B"))
     return mac.digest()
 
 

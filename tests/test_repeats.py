@@ -123,5 +123,6 @@ def test_inputs_that_are_not_numbers_in_memory_are_not_fingerprinted() -> None:
     assert _repeats.fingerprint(np.array(["a", "b", "c"])) is None
     assert _repeats.fingerprint(np.ma.masked_array([1.0, 2.0, 3.0])) is None
     assert _repeats.fingerprint(object()) is None
+    assert _repeats.fingerprint(np.zeros((0, 3))) != _repeats.fingerprint(np.zeros((3, 0)))  # empty: the shape
     _repeats.note_plain_call(None)  # counts nothing
     assert len(_repeats._counts) == 0

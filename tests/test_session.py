@@ -628,7 +628,7 @@ def test_cli_runs_compose_in_a_session_file(
     assert main(args) == 2  # the total comes from the file; the third run does not fit
     captured = capsys.readouterr()
     assert captured.out == ""
-    assert captured.err.startswith("privframe: error: budget:")
+    assert captured.err.startswith("privframe: error: pipeline.budget:")
     assert "nothing was run" in captured.err
     assert len(pf.Session.open(session).calls) == 2
     assert main([*args, "--session-budget", "mu=2"]) == 2
@@ -645,7 +645,7 @@ def test_cli_session_options_are_checked(
     for spec in ("mu=abc", "mu", "sigma=1", "mu=1,epsilon=1", "delta=1e-6", "mu=1,mu=2", "mu=-1"):
         assert main([*args, "--session", str(session), "--session-budget", spec]) == 2, spec
         err = capsys.readouterr().err
-        assert err.startswith("privframe: error: session-budget"), (spec, err)
+        assert err.startswith("privframe: error: --session-budget"), (spec, err)
     assert not session.exists()
     assert main([*args, "--session", str(session)]) == 2  # a new file needs its total
     assert "session-budget" in capsys.readouterr().err
@@ -691,19 +691,19 @@ def test_cli_sessions_print_their_head_and_take_a_key_and_an_expected_head(
     session.with_name(session.name + ".lock").unlink()
     assert main([*args, "--session-expect-head", later]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("privframe: error: session: the session file was altered")
+    assert err.startswith("privframe: error: --session: the session file was altered")
     assert "does not hold the head you expected" in err
     no_key = [arg for arg in args if arg not in ("--session-key-file", str(key))]
     assert main(no_key) == 2
     assert "sealed with a key" in capsys.readouterr().err
     assert main([*no_key, "--session-expect-head", "abc"]) == 2
-    assert capsys.readouterr().err.startswith("privframe: error: session-expect-head: expected a session head")
+    assert capsys.readouterr().err.startswith("privframe: error: --session-expect-head: expected a session head")
     short = tmp_path / "short.key"
     short.write_bytes(b"short")
     assert main([*no_key, "--session-key-file", str(short)]) == 2
-    assert capsys.readouterr().err.startswith("privframe: error: session-key-file: expected a secret")
+    assert capsys.readouterr().err.startswith("privframe: error: --session-key-file: expected a secret")
     assert main([*no_key, "--session-key-file", str(tmp_path / "missing.key")]) == 2
-    assert capsys.readouterr().err.startswith("privframe: error: session-key-file: cannot read the key file")
+    assert capsys.readouterr().err.startswith("privframe: error: --session-key-file: cannot read the key file")
     plain = ["run", str(config), "--data", str(data)]
     for option, value in (("--session-expect-head", head), ("--session-key-file", str(key))):
         assert main([*plain, option, value]) == 2
