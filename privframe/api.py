@@ -42,13 +42,13 @@ def _counted(x: Any, req: Request, call: Callable[[], R]) -> R:
     failed a propose-test-release test): many on the same data give a ``PrivacyWarning`` (:mod:`privframe._repeats`)."""
     if req.budget is None:
         return call()
-    print_ = _repeats.fingerprint(x)
     try:
         result = call()
     except PTRFailed:
-        _repeats.note_plain_call(print_)
+        _repeats.note_plain_call(_repeats.fingerprint(x))
         raise
-    _repeats.note_plain_call(print_)
+    # Fingerprinted only once the call has read the data: a call refused before it reads a value never does.
+    _repeats.note_plain_call(_repeats.fingerprint(x))
     return result
 
 
