@@ -390,13 +390,20 @@ CASES: list[Case] = [
         "--data",
     ),
     Case("cli csv header only", lambda d: cli_run(d, data=write_csv(d, [])), pf.DataError, "--data"),
-    Case("cli csv two columns", lambda d: cli_run(d, data=write_csv(d, ["1,2"], header="a,b")), pf.DataError, "--column"),
     Case(
-        "cli csv unknown column", lambda d: cli_run(d, None, write_csv(d), "--column", "vaule"), pf.DataError, "--column"
+        "cli csv two columns", lambda d: cli_run(d, data=write_csv(d, ["1,2"], header="a,b")), pf.DataError, "--column"
+    ),
+    Case(
+        "cli csv unknown column",
+        lambda d: cli_run(d, None, write_csv(d), "--column", "vaule"),
+        pf.DataError,
+        "--column",
     ),
     Case("cli npy nan", lambda d: cli_run(d, data=write_npy(d, _with(_scalars(), np.nan))), pf.DataError, "--data"),
     Case("cli npy 3-d", lambda d: cli_run(d, data=write_npy(d, np.full((3, 3, 3), SENTINEL))), pf.DataError, "--data"),
-    Case("cli npy objects", lambda d: cli_run(d, data=write_npy(d, np.array([SENTINEL, None]))), pf.DataError, "--data"),
+    Case(
+        "cli npy objects", lambda d: cli_run(d, data=write_npy(d, np.array([SENTINEL, None]))), pf.DataError, "--data"
+    ),
     Case(
         "cli npy with column",
         lambda d: cli_run(d, None, write_npy(d, _scalars()), "--column", "x"),
@@ -439,14 +446,20 @@ CASES: list[Case] = [
         "cli budget delta 1", lambda d: run_cli(["budget", "--epsilon", "1", "--delta", "1"]), pf.BudgetError, "--delta"
     ),
     Case(
-        "cli budget target delta 0", lambda d: run_cli(["budget", "--mu", "1", "--delta", "0"]), pf.BudgetError, "--delta"
+        "cli budget target delta 0",
+        lambda d: run_cli(["budget", "--mu", "1", "--delta", "0"]),
+        pf.BudgetError,
+        "--delta",
     ),
     Case(
         "cli audit unknown mechanism", lambda d: run_cli(["audit", "gausian", "--mu", "1"]), pf.ConfigError, "MECHANISM"
     ),
     Case("cli audit mu 0", lambda d: run_cli(["audit", "gaussian", "--mu", "0"]), pf.BudgetError, "--mu"),
     Case(
-        "cli audit epsilon nan", lambda d: run_cli(["audit", "laplace", "--epsilon", "nan"]), pf.BudgetError, "--epsilon"
+        "cli audit epsilon nan",
+        lambda d: run_cli(["audit", "laplace", "--epsilon", "nan"]),
+        pf.BudgetError,
+        "--epsilon",
     ),
     Case(
         "cli audit delta 1",
