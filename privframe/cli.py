@@ -621,7 +621,7 @@ def _cli_path(command: str, path: str | None, args: argparse.Namespace) -> str |
     return path
 
 
-def in_cli_terms(exc: PrivframeError, command: str, args: argparse.Namespace) -> PrivframeError:
+def _in_cli_terms(exc: PrivframeError, command: str, args: argparse.Namespace) -> PrivframeError:
     """``exc`` said in ``command``'s terms: its path as the flag, Python spellings as flags or file keys."""
     message = exc.message
     for python, cli in _WORDS.get(command, ()):
@@ -640,7 +640,7 @@ def _speaks_cli(command: str, run: Callable[[argparse.Namespace], int]) -> Calla
         try:
             return run(args)
         except PrivframeError as exc:
-            said = in_cli_terms(exc, command, args)
+            said = _in_cli_terms(exc, command, args)
             if said is exc:
                 raise
             raise said from exc
