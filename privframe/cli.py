@@ -602,8 +602,9 @@ def _cli_path(command: str, path: str | None, args: argparse.Namespace) -> str |
     """``path`` in the terms of ``command``'s command line: an option's flag, or the path unchanged."""
     if path is None:
         return None
-    if path in _long_options().get(command, ()) and not (command == "run" and path == "columns" and not args.columns):
-        return f"--{path}"  # (a pipeline file without a [pipeline] table has a top-level key "columns" too)
+    name, bracket, index = path.partition("[")  # an entry of a list option: --n[0]
+    if name in _long_options().get(command, ()) and not (command == "run" and name == "columns" and not args.columns):
+        return f"--{name}{bracket}{index}"  # (a pipeline file without a [pipeline] table has a key "columns" too)
     head, _, rest = path.partition(".")
     if command == "audit":  # the parts' options: --option KEY=VALUE, --statistic-option KEY=VALUE
         if head == "mechanism":
@@ -653,7 +654,7 @@ _COMMANDS = {
     "budget": _speaks_cli("budget", _cmd_budget),
     "run": _speaks_cli("run", _cmd_run),
     "audit": _speaks_cli("audit", _cmd_audit),
-    "experiment": _cmd_experiment,
+    "experiment": _speaks_cli("experiment", _cmd_experiment),
     "demo": _speaks_cli("demo", _cmd_demo),
 }
 

@@ -722,9 +722,9 @@ def test_cli_experiment(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     assert main(["experiment", "seed9"]) == 2
     assert "privframe: error: experiment: 'seed9' is neither a built-in" in capsys.readouterr().err
     assert main([*argv, "--n", "3x"]) == 2
-    assert "error: n: expected comma-separated integers" in capsys.readouterr().err
+    assert "error: --n: expected comma-separated integers" in capsys.readouterr().err
     assert main([*argv, "--scheduler", "tcp://127.0.0.1:1"]) == 2
-    assert "error: scheduler: " in capsys.readouterr().err
+    assert "error: --scheduler: " in capsys.readouterr().err
     assert main(["experiment", "all", "--methods", "cr-gs-wor"]) == 2
 
 
