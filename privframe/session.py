@@ -173,6 +173,59 @@ def _fits(spent: Budget, total: Budget) -> bool:
     return spent.epsilon <= total.epsilon * (1 + _REL_TOL) and _delta(spent) <= _delta(total) * (1 + _REL_TOL)
 
 
+def _over(value: float, limit: float) -> bool:
+    return value > limit * (1 + _REL_TOL)
+
+
+def _overflow(after: Budget, total: Budget, remaining: Budget | None) -> str:
+    """Which component of ``total`` a refused call would overflow, and what would still fit.
+
+    ``"delta would be 2e-06 > 1e-06; the remaining delta is 0: a pure-epsilon call of up to 4 fits"``.
+    """
+    if isinstance(total, GDP):
+        assert isinstance(after, GDP)
+        over = [
+            (name, value, limit)
+            for name, value, limit in (("mu", after.mu, total.mu), ("delta", after.delta, total.delta))
+            if _over(value, limit)
+        ]
+    else:
+        assert not isinstance(after, GDP)
+        over = [
+            (name, value, limit)
+            for name, value, limit in (
+                ("epsilon", after.epsilon, total.epsilon),
+                ("delta", _delta(after), _delta(total)),
+            )
+            if _over(value, limit)
+        ]
+    said = "; ".join(f"{name} would be {value:g} > {limit:g}" for name, value, limit in over)
+    if remaining is None:
+        left = "mu" if isinstance(total, GDP) else "epsilon"
+        return f"{said}; the remaining {left} is 0: no further call fits"
+    left_delta = _delta(remaining)
+    if left_delta <= _delta(total) * _REL_TOL:
+        left_delta = 0.0
+    notes = []
+    for name in dict.fromkeys(name for name, _, _ in over):
+        if name == "mu":
+            assert isinstance(remaining, GDP)
+            notes.append(f"the remaining mu is {remaining.mu:g}")
+        elif name == "epsilon":
+            assert not isinstance(remaining, GDP)
+            notes.append(f"the remaining epsilon is {remaining.epsilon:g}")
+        else:
+            notes.append(f"the remaining delta is {left_delta:g}")
+    if isinstance(remaining, GDP):
+        fits = GDP(remaining.mu, delta=left_delta)
+        room = f"a call of up to {fits} fits"
+    elif left_delta == 0.0:
+        room = f"a pure-epsilon call of up to {remaining.epsilon:g} fits"
+    else:
+        room = f"a call of up to {ApproxDP(remaining.epsilon, left_delta)} fits"
+    return f"{said}; {', '.join(notes)}: {room}"
+
+
 class Session:
     """A total privacy budget for one dataset, charged call by call.
 
@@ -306,8 +359,8 @@ class Session:
         assert after is not None
         if not _fits(after, self._budget):
             raise BudgetError(
-                f"this {budget} call would bring the session to {after}, over its total {self._budget}; "
-                "nothing was run",
+                f"this {budget} call would bring the session to {after}, over its total {self._budget}: "
+                f"{_overflow(after, self._budget, self.remaining)}; nothing was run",
                 path="budget",
             )
         return charge

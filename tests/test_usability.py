@@ -48,7 +48,7 @@ def test_cli_refuses_a_meaningless_delta(tmp_path: Path) -> None:
         check=False,
     )
     assert done.returncode == 2
-    assert done.stderr.startswith("privframe: error: delta: must satisfy 0 <= delta <= 0.1")
+    assert done.stderr.startswith("privframe: error: --delta: must satisfy 0 <= delta <= 0.1")
 
 
 # -- quantile without q ---------------------------------------------------------------------------------------

@@ -214,7 +214,10 @@ def resolve(
             f"statistic '{statistic_spec.name}' needs public bounds" + (f": {hint}" if isinstance(hint, str) else ""),
             path=path("bounds"),
         )
-    defaults = dict(method.defaults(budget, confidence))
+    try:
+        defaults = dict(method.defaults(budget, confidence))
+    except BudgetError as exc:  # the method refuses the budget: in a pipeline file that is the prefix's budget
+        raise exc.with_prefix(prefix) from exc
     part_defaults = {key: value for key, value in defaults.items() if key not in PART_KINDS}
     parts: dict[str, object] = {}
     names = {"method": name, "statistic": statistic_spec.name}
