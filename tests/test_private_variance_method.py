@@ -100,7 +100,7 @@ def _truth(shape: str) -> float:
 @pytest.mark.parametrize(
     "shape",
     [
-        "rare-proportion",
+        pytest.param("rare-proportion", marks=pytest.mark.slow),  # tests/test_private_variance_core.py keeps one
         pytest.param("lognormal", marks=pytest.mark.slow),
         pytest.param("poisson", marks=pytest.mark.slow),
     ],

@@ -339,6 +339,7 @@ def test_coverage_median_n10000_eps5_percentile_interval() -> None:
     assert abs(coverage - 0.90) <= 3 * math.sqrt(0.9 * 0.1 / 400)
 
 
+@pytest.mark.slow
 def test_coverage_ks_n10000_eps5() -> None:
     """Issue acceptance for KS with the default (basic) interval: within 3 SE of 0.90; measured 0.890.
 
@@ -356,6 +357,7 @@ def test_ks_percentile_interval_undercovers_documented() -> None:
     assert _coverage("ks", KS_TRUTH, 5.0, 100, interval="percentile") < 0.5
 
 
+@pytest.mark.slow
 def test_coverage_logistic_n10000_eps5() -> None:
     """Issue acceptance for the logistic slope: not below 0.90 - 3 SE. Measured 1.000: the interval is
     conservative, with width 0.260 against 0.095 for non-private subsampling.
