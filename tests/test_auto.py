@@ -70,7 +70,7 @@ def _toy_map() -> MethodMap:
         _cell(2000, "eps=1", eps1, [_entry("cr-gs", 0.5, 9.0), _entry("privsub", 0.6, 9.0)]),
     ]
     payload = {
-        "format": MAP_FORMAT,
+        "format": "privframe-method-map/1",
         "command": "hand-made",
         "seed": 0,
         "trials": 100,

@@ -185,9 +185,9 @@ def check(
     if bounds is None and traits_of(part).requires_bounds:
         raise ConfigError(f"statistic '{statistic.name}' needs public bounds", path=_path(prefix, "bounds"))
     bounds_kind = methodmap.bounds_kind(bounds)
-    measured = method_map.methods_for(statistic.name, bounds_kind)
+    measured = method_map.methods_for(statistic.name, bounds_kind, traits_of(part).quantile)
     if not measured:
-        if method_map.variants(statistic.name):
+        if method_map.statistic_keys(statistic.name):
             what = f"statistic '{statistic.name}' with {_BOUNDS_KINDS[bounds_kind]}"
         else:
             what = f"statistic '{statistic.name}' (it has {', '.join(method_map.statistic_names())})"
@@ -216,13 +216,25 @@ def check(
     )
 
 
+def _quantile_level(statistic: Part, reg: PluginRegistry, prefix: str) -> float | None:
+    """The statistic's quantile level (``traits.quantile``): order statistics are matched by level in the map."""
+    path = _path(prefix, "statistic")
+    part = reg.get("statistic", statistic.name, path=path).create(dict(statistic.options), path)
+    return traits_of(part).quantile
+
+
 def select(pipe: Recipe, n: int, assemble: Assemble) -> Any:
     """The best-ranked candidate of the nearest map cell that accepts the budget (public inputs only)."""
     method_map = _map(pipe.method, pipe.prefix)
     budget = pipe.budget
     assert budget is not None  # checked when built
     located = method_map.locate(
-        pipe.statistic.name, pipe.statistic.options, n, budget, methodmap.bounds_kind(pipe.bounds)
+        pipe.statistic.name,
+        pipe.statistic.options,
+        n,
+        budget,
+        methodmap.bounds_kind(pipe.bounds),
+        _quantile_level(pipe.statistic, pipe.registry, pipe.prefix),
     )
     if located is None:
         raise ConfigError(
@@ -259,7 +271,7 @@ def select(pipe: Recipe, n: int, assemble: Assemble) -> Any:
     )
     raise ConfigError(
         f"no method of the method map's nearest cell ({cell.statistic}, n = {cell.n}, {cell.budget}) covers "
-        f"within 2 SE of nominal and accepts {budget} ({measured}); "
+        f"within 2 SE of nominal on every variant and accepts {budget} ({measured}); "
         f"{_name_a_method(pipe.statistic, budget, pipe.bounds, pipe.registry, assemble)}",
         path=_path(pipe.prefix, "method"),
     )
