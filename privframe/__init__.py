@@ -20,6 +20,7 @@ from privframe.data.arrays import load_data
 from privframe.errors import (
     BudgetError,
     ConfigError,
+    CoverageWarning,
     DataError,
     PluginError,
     PrivacyWarning,
@@ -147,6 +148,7 @@ __all__ = [
     "Budget",
     "BudgetError",
     "ConfigError",
+    "CoverageWarning",
     "DataError",
     "IntervalResult",
     "L2Ball",

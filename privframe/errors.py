@@ -14,6 +14,7 @@ from typing import Any, Self
 __all__ = [
     "BudgetError",
     "ConfigError",
+    "CoverageWarning",
     "DataError",
     "PTRFailed",
     "PluginError",
@@ -114,3 +115,27 @@ class PTRFailed(PrivframeError):
 
 class PrivacyWarning(UserWarning):
     """A setting is valid but weakens the guarantee in a way the user should see (e.g. delta >= 1/n)."""
+
+
+class CoverageWarning(UserWarning):
+    """A result's coverage was not measured where it was produced (``method="auto"`` below the method map's
+    smallest n), or the result carries no information (the whole range)."""
+
+
+def caller_stacklevel() -> int:
+    """The ``stacklevel`` for ``warnings.warn`` that points at the first frame outside privframe and its
+    standard plugins (the user's call), however deep inside the library the warning is raised."""
+    import os
+    import sys
+
+    roots = tuple(
+        os.path.dirname(os.path.abspath(str(getattr(sys.modules[name], "__file__", "") or "")))
+        for name in ("privframe", "privframe_std")
+        if name in sys.modules
+    )
+    frame = sys._getframe(1)
+    level = 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(roots):
+        frame = frame.f_back  # type: ignore[assignment]
+        level += 1
+    return level

@@ -80,8 +80,11 @@ class IntervalResult:
         )
 
     def __str__(self) -> str:
+        whole = " [the whole range: no information]" if self.diagnostics.get("whole_range") else ""
+        estimand = self.parameters.get("estimand")
+        what = f" for the {estimand}" if isinstance(estimand, str) else ""
         return (
-            f"{self.confidence:.0%} CI [{self.low:.6g}, {self.high:.6g}] (center {self.center:.6g}; "
+            f"{self.confidence:.0%} CI{what} [{self.low:.6g}, {self.high:.6g}]{whole} (center {self.center:.6g}; "
             f"{self.method}; {self.privacy.summary()})"
         )
 

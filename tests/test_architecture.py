@@ -451,7 +451,7 @@ def eps_delta_only() -> Iterator[None]:
 
 @pytest.mark.usefixtures("eps_delta_only")
 def test_a_mechanism_the_accountant_would_hand_gdp_is_refused_before_any_data() -> None:
-    # cr-gs under an (eps, delta) budget defaults to the gdp accountant, whose per-call shares are GDP budgets
+    # under the gdp accountant an (eps, delta) budget's per-call shares are GDP budgets
     expected = (
         r"^mechanism: mechanism 'eps-delta-only' accepts \(epsilon, delta\) budgets, but method 'cr-gs' hands it "
         r"GDP budgets through accountant 'gdp' under \(1, 1e-06\)-DP; use a mechanism that accepts them "
@@ -459,11 +459,12 @@ def test_a_mechanism_the_accountant_would_hand_gdp_is_refused_before_any_data() 
     )
     kwargs: dict[str, Any] = {"method": "cr-gs", "budget": pf.ApproxDP(1.0, 1e-6), "bounds": (0, 1)}
     with pytest.raises(pf.ConfigError, match=expected):
-        pf.Pipeline.build("mean", mechanism="eps-delta-only", **kwargs)
+        pf.Pipeline.build("mean", mechanism="eps-delta-only", accountant="gdp", **kwargs)
     with pytest.raises(pf.ConfigError, match=expected):
-        pf.confidence_interval(_Untouchable(), "mean", mechanism="eps-delta-only", **kwargs)  # type: ignore[arg-type]
-    # the accountant that hands it what it accepts makes the pipeline build
+        pf.confidence_interval(_Untouchable(), "mean", mechanism="eps-delta-only", accountant="gdp", **kwargs)  # type: ignore[arg-type]
+    # the accountant that hands it what it accepts makes the pipeline build, and is the default one then
     pf.Pipeline.build("mean", mechanism="eps-delta-only", accountant="approx-dp", **kwargs)
+    assert pf.Pipeline.build("mean", mechanism="eps-delta-only", **kwargs).resolve().names["accountant"] == "approx-dp"
 
 
 def test_an_accountant_that_cannot_split_the_budget_is_refused_at_build() -> None:

@@ -131,9 +131,9 @@ def test_approx_dp_budget_is_converted_soundly() -> None:
     assert "converted" in res.parameters["budget"]
 
 
-def test_warns_when_delta_is_not_below_one_over_n() -> None:
+def test_refuses_a_delta_not_below_one_over_n() -> None:
     x = _median_data(200, 5)
-    with pytest.warns(pf.PrivacyWarning, match="delta"):
+    with pytest.raises(pf.BudgetError, match=r"^budget: delta = 0.01 is at least 1/n = 0.005 for n = 200"):
         _median(x, budget=pf.GDP(8.0, delta=0.01), B=50)
     with warnings.catch_warnings():
         warnings.simplefilter("error", pf.PrivacyWarning)

@@ -142,7 +142,8 @@ def test_a_table_with_a_label_column() -> None:
     res = pf.confidence_interval(
         frame,
         "logistic-slope",
-        columns=["x1", "x2", "malignant"],
+        columns=["x1", "x2"],
+        label="malignant",
         feature_bounds=BOUNDS,
         coef=0,
         method="cr-gs",
@@ -153,12 +154,30 @@ def test_a_table_with_a_label_column() -> None:
         x, "logistic-slope", feature_bounds=BOUNDS, coef=0, method="cr-gs", budget=pf.GDP(1.0), rng=2
     )
     assert (res.low, res.high) == (ref.low, ref.high)
+    # the label is named, never guessed from its position: a table without label= is refused, and naming
+    # it puts it last whatever the column order (the features are the other columns, or columns=[...])
+    with pytest.raises(
+        pf.ConfigError, match=r"^statistic\.label: statistic 'logistic-slope' on a table needs its label"
+    ):
+        pf.confidence_interval(frame, "logistic-slope", columns=["malignant", "x1", "x2"], feature_bounds=BOUNDS,
+                               method="cr-gs", budget=pf.GDP(1.0))  # fmt: skip
+    every = pf.confidence_interval(
+        frame[["x1", "malignant", "x2"]], "logistic-slope", label="malignant", feature_bounds=BOUNDS, coef=0,
+        method="cr-gs", budget=pf.GDP(1.0), rng=2,
+    )  # fmt: skip
+    assert (every.low, every.high) == (ref.low, ref.high)
+    assert "penalised logistic slope" in str(res)
+    assert res.parameters["estimand"].startswith("penalised logistic slope of feature 0")
+    with pytest.raises(pf.ConfigError, match=r"^statistic\.label: no column 'label' in the table"):
+        pf.confidence_interval(frame, "logistic-slope", label="label", feature_bounds=BOUNDS, method="cr-gs",
+                               budget=pf.GDP(1.0))  # fmt: skip
     frame["malignant"] = frame["malignant"].astype(bool)
     with pytest.raises(pf.DataError, match=r"^x: column 'malignant' is not numeric \(it is boolean: pass it as 0/1"):
         pf.confidence_interval(
             frame,
             "logistic-slope",
-            columns=["x1", "malignant"],
+            columns=["x1"],
+            label="malignant",
             feature_bounds=BOUNDS[:1],
             method="cr-gs",
             budget=pf.GDP(1.0),
@@ -228,3 +247,13 @@ def test_cli_runs_the_slope_from_a_csv_with_feature_bounds_in_the_config(tmp_pat
     assert done.stderr.strip().splitlines() == [
         "privframe: error: pipeline.statistic.feature_bounds: entry 2: need low < high (and a finite width)"
     ]
+
+
+def test_the_logistic_slope_needs_public_feature_bounds_or_an_explicit_ball() -> None:
+    """Without feature_bounds the raw features were projected onto the unit ball silently (breast-cancer radius:
+    [-1.65, 0.61], the wrong sign): now a ConfigError at build, before any data, says what to give."""
+    with pytest.raises(
+        pf.ConfigError, match=r"^bounds: statistic 'logistic-slope' needs public bounds: give public feature_bounds"
+    ):
+        pf.Pipeline.build("logistic-slope", method="cr-gs", budget=pf.GDP(1.0))
+    pf.Pipeline.build("logistic-slope", method="cr-gs", budget=pf.GDP(1.0), bounds=pf.L2Ball(1.0))  # explicit: fine

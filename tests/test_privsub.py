@@ -30,7 +30,7 @@ def _options(statistic: str) -> dict[str, object]:
         return {"bounds": (-6, 4)}
     if statistic == "ks":
         return {"reference": stats.norm(0, 1.5)}
-    return {}
+    return {"bounds": pf.L2Ball(1.0)}  # the logistic generator's features lie on the unit ball
 
 
 def _data(statistic: str, n: int, seed: int | np.random.SeedSequence) -> np.ndarray:
@@ -299,7 +299,7 @@ def test_errors_never_contain_data_values() -> None:
     y = np.column_stack((x, x, np.full(300, 1.0)))
     y[1, 1] = np.inf  # invalid labels are mapped, not refused (issue 16); a non-finite feature is refused
     with pytest.raises(pf.PrivframeError) as info:
-        pf.confidence_interval(y, "logistic-slope", method="privsub", budget=pf.PureDP(1.0))
+        pf.confidence_interval(y, "logistic-slope", method="privsub", budget=pf.PureDP(1.0), bounds=pf.L2Ball(1.0))
     assert "123.4" not in str(info.value)
 
 

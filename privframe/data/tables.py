@@ -14,7 +14,7 @@ import numpy as np
 from privframe._typing import Array
 from privframe.errors import ConfigError, DataError
 
-__all__ = ["select_columns"]
+__all__ = ["columns_with_label", "select_columns", "table_columns"]
 
 
 def _names(columns: object) -> list[str]:
@@ -104,3 +104,29 @@ def select_columns(x: Any, columns: Sequence[str] | None) -> Any:
             "columns= selects columns of a table (a pandas DataFrame or a numpy structured array)", path="columns"
         )
     return x
+
+
+def table_columns(x: Any) -> list[str] | None:
+    """The column (or field) names of a table, None for anything else (an array's columns have no names)."""
+    if _is_frame(x):
+        return [str(name) for name in x.columns]
+    if isinstance(x, np.ndarray) and x.dtype.names is not None:
+        return list(x.dtype.names)
+    return None
+
+
+def columns_with_label(x: Any, columns: Sequence[str] | None, label: str) -> list[str]:
+    """The columns to select for a statistic whose last column is a label named ``label``: the features
+    (``columns``, or every other column of the table) followed by the label."""
+    available = table_columns(x)
+    if available is None:
+        raise ConfigError(
+            "label= names a column of a table; for an array, put the label in the last column and leave label unset",
+            path="statistic.label",
+        )
+    if label not in available:
+        raise ConfigError(f"no column {label!r} in the table (it has {_listing(available)})", path="statistic.label")
+    features = [name for name in (_names(columns) if columns is not None else available) if name != label]
+    if not features:
+        raise ConfigError("no feature column besides the label", path="columns")
+    return [*features, label]

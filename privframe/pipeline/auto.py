@@ -9,12 +9,13 @@ data values.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
 from privframe.bounds import Bounds, L2Ball
-from privframe.errors import BudgetError, ConfigError, join_path
+from privframe.errors import BudgetError, ConfigError, CoverageWarning, caller_stacklevel, join_path
 from privframe.pipeline import methodmap
 from privframe.pipeline.parts import Part
 from privframe.pipeline.resolve import PART_KINDS
@@ -243,6 +244,17 @@ def select(pipe: Recipe, n: int, assemble: Assemble) -> Any:
             path=_path(pipe.prefix, "method"),
         )
     cell = located.cell
+    smallest = min(other.n for other in method_map.cells if other.statistic == cell.statistic)
+    if n < smallest:
+        warnings.warn(
+            CoverageWarning(
+                f"method='auto' at n = {n} extrapolates from the method map, whose smallest n for "
+                f"'{cell.statistic}' is {smallest}: the coverage of its choice was not measured at this n; name a "
+                "method whose coverage holds in finite samples (rank-quantile for quantiles, private-variance "
+                "for means) or check the result's diagnostics['auto']"
+            ),
+            stacklevel=caller_stacklevel(),
+        )
     passed_over: list[tuple[methodmap.MapEntry, str]] = []
     for entry in cell.candidates():
         try:

@@ -30,8 +30,8 @@ from privframe._typing import Array, frozen_mapping
 from privframe.bounds import Bounds, L2Ball, as_bounds
 from privframe.data.arrays import as_data
 from privframe.data.distributed import DistributedData, as_distributed, is_dask_array
-from privframe.data.tables import select_columns
-from privframe.errors import ConfigError, PTRFailed, join_path
+from privframe.data.tables import columns_with_label, select_columns, table_columns
+from privframe.errors import BudgetError, ConfigError, PTRFailed, join_path
 from privframe.pipeline import auto
 from privframe.pipeline.methodmap import AUTO
 from privframe.pipeline.parts import Part
@@ -58,6 +58,13 @@ def _check_confidence(value: object, path: str) -> float:
     conf = float(value)
     if not (math.isfinite(conf) and 0.0 < conf < 1.0):
         raise ConfigError("must satisfy 0 < confidence < 1", path=path)
+    if conf < 0.5:
+        # A "5% CI" misses 95% of the time; almost always alpha was passed where the confidence belongs.
+        raise ConfigError(
+            f"must be at least 0.5: a {conf:.3g} interval misses the parameter more often than it covers it; "
+            f"the confidence is 1 - alpha (for alpha = {conf:g} give confidence={1 - conf:g})",
+            path=path,
+        )
     return conf
 
 
@@ -329,6 +336,7 @@ class Pipeline:
         call, so such a refusal costs nothing. A ``method="auto"`` pipeline checks the method it would choose.
         """
         resolved = self.select(n).resolve()
+        check_delta(resolved.budget, n)
         check_resolution(resolved, n)
         if not isinstance(resolved.method, ChecksDesign):
             return
@@ -348,7 +356,22 @@ class Pipeline:
         anything is released: records are finite reals (``docs/concepts.md``)."""
         if is_dask_array(x):
             return as_distributed(x)
-        return as_data(select_columns(x, self.columns))
+        label = self.statistic.options.get("label")
+        columns = self.columns
+        if isinstance(label, str):  # a statistic with a named label column (logistic-slope): features, then it
+            columns = tuple(columns_with_label(x, columns, label))
+        elif table_columns(x) is not None and self._labelled():
+            raise ConfigError(
+                f"statistic '{self.statistic.name}' on a table needs its label column named: label='...' "
+                "(the other columns, or columns=[...], are the features)",
+                path="statistic.label",
+            )
+        return as_data(select_columns(x, columns))
+
+    def _labelled(self) -> bool:
+        """Whether the statistic takes a ``label`` option: its last column is a label, named on a table."""
+        entry = self.registry.get("statistic", self.statistic.name, path="statistic")
+        return "label" in entry.options()
 
     def run(self, x: npt.ArrayLike, rng: RngLike = None, *, region: bool = False) -> IntervalResult | RegionResult:
         """Run on data ``x``: a scalar statistic gives an ``IntervalResult``, a vector one a ``RegionResult``.
@@ -362,10 +385,12 @@ class Pipeline:
         length (:meth:`select`); every pipeline first runs :meth:`check` at that n.
         """
         n = _public_length(x)
+        chosen = self
         if n is not None:  # refusals that need n only come before a single value is read
             with self._prefixed():
-                self.select(n).check(n)
-        return self.execute(self.prepare(x), rng, region=region)
+                chosen = self.select(n)
+                chosen.check(n)
+        return chosen.execute(self.prepare(x), rng, region=region)
 
     @contextlib.contextmanager
     def _prefixed(self) -> Iterator[None]:
@@ -412,6 +437,20 @@ class Pipeline:
         if isinstance(result, IntervalResult) and not region:
             return within_range(result, resolved.statistic, resolved.bounds)
         return result
+
+
+def check_delta(budget: Budget | None, n: int) -> None:
+    """Refuse a delta of at least 1/n: such a budget permits releasing one of the n records in the clear
+    (delta is the probability the guarantee fails). Public inputs only."""
+    delta = getattr(budget, "delta", 0.0)
+    if budget is None or not delta or delta < 1.0 / n:
+        return
+    raise BudgetError(
+        f"delta = {delta:g} is at least 1/n = {1.0 / n:.3g} for n = {n} records: a budget that permits releasing "
+        "one record in the clear (delta is the probability that the guarantee fails); give delta well below "
+        f"1/n (e.g. {10.0 ** math.floor(math.log10(0.01 / n)):g}), or a pure budget",
+        path="budget",
+    )
 
 
 def _public_length(x: object) -> int | None:

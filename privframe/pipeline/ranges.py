@@ -18,7 +18,8 @@ def within_range(result: IntervalResult, statistic: Statistic, bounds: Bounds | 
     """``result`` intersected with the statistic's value range (post-processing: the guarantee is unchanged).
 
     A NaN end (a release that carried no information) becomes the range's end, or an infinite one, and a NaN
-    centre the range's midpoint (``diagnostics["uninformative"]``); an
+    centre the range's midpoint (``diagnostics["uninformative"]``); a result that is the whole range is
+    flagged ``diagnostics["whole_range"]``; an
     interval entirely outside the range becomes the whole range (``diagnostics["disjoint_from_range"]``),
     never a point. The unclipped ends stay in the diagnostics as ``unclipped``.
     """
@@ -43,9 +44,16 @@ def within_range(result: IntervalResult, statistic: Statistic, bounds: Bounds | 
         center = middle if math.isfinite(middle) else 0.0
     else:
         center = min(max(result.center, low_end), high_end)
-    if (low, high, center) == (result.low, result.high, result.center):
+    whole = math.isfinite(low_end) and math.isfinite(high_end) and (low, high) == (low_end, high_end)
+    if (low, high, center) == (result.low, result.high, result.center) and not whole:
         return result
-    diagnostics = {**result.diagnostics, "unclipped": (result.low, result.high, result.center)}
+    diagnostics = dict(result.diagnostics)
+    if (low, high, center) != (result.low, result.high, result.center):
+        diagnostics["unclipped"] = (result.low, result.high, result.center)
+    if whole:
+        # The whole parameter space: valid, but it carries no information; flagged so it is never mistaken
+        # for a narrow result (str() says so too).
+        diagnostics["whole_range"] = True
     if uninformative:
         diagnostics["uninformative"] = True
     if disjoint:

@@ -204,7 +204,11 @@ def resolve(
         raise BudgetError(f"method '{name}' is a non-private reference; pass budget=None", path=path("budget"))
     traits = traits_of(statistic)
     if bounds is None and traits.requires_bounds:
-        raise ConfigError(f"statistic '{statistic_spec.name}' needs public bounds", path=path("bounds"))
+        hint = getattr(statistic, "bounds_help", None)
+        raise ConfigError(
+            f"statistic '{statistic_spec.name}' needs public bounds" + (f": {hint}" if isinstance(hint, str) else ""),
+            path=path("bounds"),
+        )
     defaults = dict(method.defaults(budget, confidence))
     part_defaults = {key: value for key, value in defaults.items() if key not in PART_KINDS}
     parts: dict[str, object] = {}
@@ -240,9 +244,42 @@ def resolve(
     try:
         check_parts(name, needs, statistic, parts, names, budget, reg)
     except ConfigError as exc:
-        raise exc.with_prefix(prefix) from exc
+        # A default accountant follows a mechanism the user named: the method's default (cr-gs spends a small-delta
+        # (eps, delta) budget on Laplace noise, composed by approx-dp) would not compose a named Gaussian's GDP
+        # guarantee, while another registered accountant does.
+        fallback = None
+        if exc.path == "accountant" and specs.get("accountant") is None and specs.get("mechanism") is not None:
+            fallback = _accountant_that_fits(name, needs, statistic, parts, names, budget, reg, part_defaults, create)
+        if fallback is None:
+            raise exc.with_prefix(prefix) from exc
+        parts["accountant"], names["accountant"] = fallback
     resolved = ResolvedPipeline(method, statistic, parts, names, budget, bounds, confidence, options)
     return Resolution(resolved, {kind: routed.get(kind) for kind in ("method", "statistic", *PART_KINDS)})
+
+
+def _accountant_that_fits(
+    name: str,
+    needs: MethodNeeds,
+    statistic: Statistic,
+    parts: Mapping[str, object],
+    names: Mapping[str, str],
+    budget: Budget | None,
+    reg: PluginRegistry,
+    part_defaults: Mapping[str, Any],
+    create: Any,
+) -> tuple[object, str] | None:
+    """The first registered accountant with which the parts pass their contracts, or None."""
+    for candidate in reg.names("accountant"):
+        if candidate == names.get("accountant"):
+            continue
+        accountant = create("accountant", Part(candidate), part_defaults, named=False)
+        trial_parts, trial_names = {**parts, "accountant": accountant}, {**names, "accountant": candidate}
+        try:
+            check_parts(name, needs, statistic, trial_parts, trial_names, budget, reg)
+        except ConfigError:
+            continue
+        return accountant, candidate
+    return None
 
 
 def _default_part(kind: str, defaults: Mapping[str, object], statistic: Statistic, budget: Budget | None) -> str | None:

@@ -339,6 +339,9 @@ class RunContext(Generic[M]):
     def _parameters(self, extra: Mapping[str, Any] | None) -> dict[str, Any]:
         """The resolved settings every result reports (statistic, parts, n, budget), updated with ``extra``."""
         common: dict[str, Any] = {"statistic": self._names["statistic"]}
+        estimand = getattr(self.statistic, "estimand", None)
+        if isinstance(estimand, str):  # what the interval is for, when the name alone could mislead
+            common["estimand"] = estimand
         for kind in ("sampler", "mechanism", "accountant"):
             if kind in self._parts:
                 common[kind] = self._names[kind]

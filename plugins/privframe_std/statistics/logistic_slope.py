@@ -106,6 +106,11 @@ def _radius(bounds: Any) -> float:
     raise ConfigError("logistic-slope takes a feature-norm bound (a number > 0 or pf.L2Ball), default 1", path="bounds")
 
 
+def _label(_: object, attribute: attrs.Attribute[str | None], value: object) -> None:
+    if value is not None and (not isinstance(value, str) or not value):
+        raise ConfigError("must be the name of the label column (a string), or None for an array", path="label")
+
+
 def _real(value: object) -> bool:
     return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
 
@@ -250,14 +255,28 @@ class LogisticSlope:
     """
 
     name: ClassVar[str] = "logistic-slope"
-    traits: ClassVar[pp.StatisticTraits] = pp.StatisticTraits(
-        requires_bounds=False, default_mechanisms=NOISE_MECHANISMS
-    )
     penalty: float | None = attrs.field(default=None, validator=pp.validators.optional(pp.validators.positive))
     coef: int = attrs.field(default=-1, validator=pp.validators.integer_at_least(-(2**31)))
     tol: float = attrs.field(default=1e-10, validator=pp.validators.positive)
     max_iter: int = attrs.field(default=100, validator=pp.validators.integer_at_least(1))
     feature_bounds: tuple[tuple[float, float], ...] | None = attrs.field(default=None, converter=_feature_bounds)
+    label: str | None = attrs.field(default=None, validator=_label)
+
+    bounds_help: ClassVar[str] = (
+        "give public feature_bounds=[(low, high), ...], one pair per feature in the features' own units, chosen "
+        "without looking at the data (for features you have already scaled onto a ball, bounds=pf.L2Ball(R))"
+    )
+
+    @property
+    def traits(self) -> pp.StatisticTraits:
+        """Bounds are required unless ``feature_bounds`` gives them per feature."""
+        return pp.StatisticTraits(requires_bounds=self.feature_bounds is None, default_mechanisms=NOISE_MECHANISMS)
+
+    @property
+    def estimand(self) -> str:
+        """What the interval is for, in words: the penalised slope, never the maximum-likelihood one."""
+        which = "the last feature" if self.coef == -1 else f"feature {self.coef}"
+        return f"penalised logistic slope of {which} (L2 penalty c = {self.c:g}; shrunk towards 0 from the MLE)"
 
     @property
     def c(self) -> float:
@@ -286,6 +305,7 @@ class LogisticSlope:
             raise ConfigError(
                 "logistic-slope with feature_bounds scales the features itself; leave bounds out", path="bounds"
             )
+
         radius = _radius(bounds)
         if x.ndim != 2 or x.shape[1] < 2:
             raise DataError("logistic-slope needs an (n, d + 1) array: d >= 1 features, then the label", path="x")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import ClassVar
 
@@ -12,7 +13,24 @@ import privframe.plugin as pp
 from privframe_std.methods.oneshot.radius import RADIUS_RULES, convolved_quantile, noise_floor
 from privframe_std.methods.oneshot.roots import DEFAULT_SIZES, ORDER_STATISTIC_RULES, compute_roots, fpc_factor
 
-__all__ = ["CRGS"]
+__all__ = ["CRGS", "quieter_spelling"]
+
+
+def quieter_spelling(budget: pp.ApproxDP, releases: int = 2) -> str:
+    """``"laplace"`` or ``"gaussian"``: the mechanism whose noise is smaller when ``releases`` equal releases of
+    the same sensitivity share an (eps, delta) budget (public inputs only).
+
+    Laplace at ``eps / releases`` each has standard deviation ``sqrt(2) releases Delta / eps``; Gaussian noise
+    at ``mu / sqrt(releases)`` each, mu the largest whose mu-GDP implies (eps, delta), has ``sqrt(releases)
+    Delta / mu``. A tie goes to Laplace: pure eps-DP implies (eps, delta)-DP, so the (eps, delta) call is then
+    the pure call, and never wider than it.
+    """
+    if budget.delta <= 0:
+        return "laplace"
+    mu = pp.accounting.gdp_mu_for(budget.epsilon, budget.delta)
+    laplace_sd = math.sqrt(2.0) * releases / budget.epsilon
+    gaussian_sd = math.sqrt(releases) / mu
+    return "laplace" if laplace_sd <= gaussian_sd else "gaussian"
 
 
 @attrs.frozen
@@ -69,8 +87,10 @@ class CRGS:
 
     def defaults(self, budget: pp.Budget | None, confidence: float) -> Mapping[str, object]:
         """WOR resamples (m = n / ln n, B = 1000); Gaussian noise and the GDP accountant, or, for a pure
-        ``PureDP`` budget, Laplace noise and the ``approx-dp`` accountant (an even split of epsilon)."""
-        if isinstance(budget, pp.PureDP):
+        ``PureDP`` budget, Laplace noise and the ``approx-dp`` accountant (an even split of epsilon). An
+        ``ApproxDP(eps, delta)`` budget is spent on whichever meets it more quietly (:func:`quieter_spelling`):
+        Laplace noise at eps / 2 per release, or Gaussian noise at the largest mu whose mu-GDP implies it."""
+        if isinstance(budget, pp.PureDP) or (isinstance(budget, pp.ApproxDP) and quieter_spelling(budget) == "laplace"):
             return {"sampler": "wor", "mechanism": "laplace", "accountant": "approx-dp", **DEFAULT_SIZES}
         return {"sampler": "wor", "mechanism": "gaussian", "accountant": "gdp", **DEFAULT_SIZES}
 
@@ -117,6 +137,7 @@ class CRGS:
                 "kappa": roots.kappa,
                 "mu": pp.as_gdp(ctx.budget).mu if not isinstance(ctx.budget, pp.PureDP) else None,
                 "per_release": str(half),
+                "mechanism": ctx.mechanism.name,
                 "fpc": self.fpc,
                 "radius": self.radius,
             },

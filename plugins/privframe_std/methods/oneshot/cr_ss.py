@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Mapping
 from typing import ClassVar
 
@@ -12,7 +11,7 @@ import numpy as np
 from scipy.special import ndtri
 
 import privframe.plugin as pp
-from privframe.errors import BudgetError, PrivacyWarning
+from privframe.errors import BudgetError
 from privframe_std.methods.oneshot.radius import (
     RADIUS_RULES,
     DescribedSmoothMechanism,
@@ -152,12 +151,6 @@ class CRSS:
         gdp, conversion = cr_ss_budget(ctx.budget)
         statistic = ctx.statistic
         n = ctx.n
-        if gdp.delta >= 1.0 / n:
-            warnings.warn(
-                "delta: cr-ss was given delta >= 1/n, which allows a release that exposes a record outright",
-                PrivacyWarning,
-                stacklevel=2,
-            )
         noise_aware = self.radius != "paper"
         sample_rng, center_rng, radius_rng, simulation_rng = ctx.generators(4)
 
