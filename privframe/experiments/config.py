@@ -139,6 +139,7 @@ _BUILTIN_ORDER = (
     "blbquant-grid",
     "scale-mean",
     "method-map",
+    "method-map-quick",
 )
 
 
