@@ -12,11 +12,12 @@ from typing import Any
 from privframe.errors import ConfigError, PrivframeError
 from privframe.experiments.config import builtin_names
 from privframe.experiments.executors import EXECUTORS
-from privframe.experiments.methodmap import write_method_map
+from privframe.experiments.methodmap import update_page, write_method_map
 from privframe.experiments.plots import matplotlib_available
 from privframe.experiments.report import run_all, write_report
 from privframe.experiments.runner import ExperimentResult, estimate, run
 from privframe.experiments.trial import NOTE_PREFIX
+from privframe.pipeline.methodmap import MethodMap
 
 __all__ = ["DEFAULT_OUT", "add_parser", "command"]
 
@@ -86,6 +87,11 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         "--write-map",
         metavar="FILE",
         help="then write the method map of the results (the data of method='auto') to FILE as JSON",
+    )
+    p.add_argument(
+        "--update-page",
+        metavar="PAGE",
+        help="with --write-map: then rewrite the generated tables of PAGE (docs/choosing.md) from the map written",
     )
     p.add_argument("--json", action="store_true", help="print the results as JSON instead of tables")
     return p
@@ -190,6 +196,8 @@ def command(args: argparse.Namespace) -> int:
         "resume": args.resume,
     }
     methods, budgets = _list(args.methods, "methods"), _list(args.budget, "budget")
+    if args.update_page is not None and args.write_map is None:
+        raise ConfigError("needs --write-map (the page's tables are made from the map written)", path="update-page")
     variants = _list(args.variants, "variants")
     if args.estimate:
         if args.experiment == "all":
@@ -242,6 +250,9 @@ def command(args: argparse.Namespace) -> int:
         command = f"{results[0].meta['command']} --write-map {shlex.quote(args.write_map)}"
         path = write_method_map(results[0], args.write_map, command=command)
         print(f"method map written to {path}", file=sys.stderr if args.json else sys.stdout)
+        if args.update_page is not None:
+            page = update_page(args.update_page, MethodMap.read(path))
+            print(f"tables of {page} regenerated from it", file=sys.stderr if args.json else sys.stdout)
     if args.report is not None:
         path = write_report(Path(args.out), Path(args.report), command=_report_command(args))
         print(f"report written to {path}", file=sys.stderr if args.json else sys.stdout)
