@@ -408,6 +408,7 @@ def test_auto_runs_the_shipped_maps_first_accepting_candidate_or_refuses_naming_
 def test_the_choosing_page_shows_the_shipped_map() -> None:
     """docs/choosing.md's table is generated: regenerate it with E.update_page after a new map."""
     assert page_table(ROOT / "docs" / "choosing.md") == method_map_table()
+    assert E.page_summary(ROOT / "docs" / "choosing.md") == E.auto_summary()
 
 
 def test_update_page_rewrites_only_the_marked_table(toy: MethodMap, tmp_path: Path) -> None:
