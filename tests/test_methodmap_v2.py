@@ -293,3 +293,37 @@ def test_a_variant_not_measured_is_no_candidate() -> None:
     assert not entry.candidate
     assert entry.missing == ("b",)
     assert "not measured on b" in pf.pipeline.methodmap.excluded_reason(entry, 0.9)
+
+
+# -- auto and the order statistics ------------------------------------------------------------------------
+
+
+def _toy_quantile_map() -> MethodMap:
+    """A format-2 map of the 0.1-quantile and the median, one cell each, rank-quantile the only candidate."""
+    payload = _v2([_v2_entry("rank-quantile", [_measurement("a", 90), _measurement("b", 90)])])
+    median = json.loads(json.dumps(payload["cells"][0]))
+    payload["cells"][0]["statistic"] = "quantile(q=0.1)"
+    median["statistic"] = "median"
+    payload["cells"].append(median)
+    payload["statistics"] = {
+        "quantile(q=0.1)": {"name": "quantile", "options": {"q": 0.1}, "bounds_kind": "interval", "quantile": 0.1},
+        "median": {"name": "median", "options": {}, "bounds_kind": "interval", "quantile": 0.5},
+    }
+    return MethodMap.from_dict(payload, "toy")
+
+
+def test_auto_matches_order_statistics_by_level_and_warns_off_a_measured_level() -> None:
+    toy = _toy_quantile_map()
+
+    def choose(statistic: Any) -> Any:
+        pipe = pf.Pipeline.build(statistic, method={"name": "auto", "map": toy}, budget=pf.GDP(1.0), bounds=(0, 10))
+        return pipe.select(500)
+
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", pf.CoverageWarning)
+        assert choose({"name": "quantile", "q": 0.5}).method.name == "rank-quantile"  # the median's cells
+        assert choose({"name": "quantile", "q": 0.1}).method.name == "rank-quantile"
+    with pytest.warns(pf.CoverageWarning, match=r"0\.25-quantile uses the method map's cells of 'quantile\(q=0\.1\)'"):
+        choose({"name": "quantile", "q": 0.25})

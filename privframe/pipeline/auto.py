@@ -229,13 +229,9 @@ def select(pipe: Recipe, n: int, assemble: Assemble) -> Any:
     method_map = _map(pipe.method, pipe.prefix)
     budget = pipe.budget
     assert budget is not None  # checked when built
+    level = _quantile_level(pipe.statistic, pipe.registry, pipe.prefix)
     located = method_map.locate(
-        pipe.statistic.name,
-        pipe.statistic.options,
-        n,
-        budget,
-        methodmap.bounds_kind(pipe.bounds),
-        _quantile_level(pipe.statistic, pipe.registry, pipe.prefix),
+        pipe.statistic.name, pipe.statistic.options, n, budget, methodmap.bounds_kind(pipe.bounds), level
     )
     if located is None:
         raise ConfigError(
@@ -252,6 +248,17 @@ def select(pipe: Recipe, n: int, assemble: Assemble) -> Any:
                 f"'{cell.statistic}' is {smallest}: the coverage of its choice was not measured at this n; name a "
                 "method whose coverage holds in finite samples (rank-quantile for quantiles, private-variance "
                 "for means) or check the result's diagnostics['auto']"
+            ),
+            stacklevel=caller_stacklevel(),
+        )
+    measured_level = method_map.statistics[cell.statistic].get("quantile")
+    if level is not None and isinstance(measured_level, (int, float)) and abs(float(measured_level) - level) > 1e-12:
+        warnings.warn(
+            CoverageWarning(
+                f"method='auto' for the {level:g}-quantile uses the method map's cells of '{cell.statistic}', the "
+                f"nearest level it measured: the coverage of its choice was not measured at level {level:g}; name "
+                "a method whose coverage holds at every level (rank-quantile) or check the result's "
+                "diagnostics['auto']"
             ),
             stacklevel=caller_stacklevel(),
         )
