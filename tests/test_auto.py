@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -264,7 +265,8 @@ def test_a_mapped_statistic_with_another_kind_of_bounds_is_not_extrapolated() ->
 
 def test_other_options_of_a_mapped_statistic_use_its_cells_and_say_so() -> None:
     pipe = pf.Pipeline.build({"name": "quantile", "q": 0.75}, method="auto", budget=pf.GDP(1.0), bounds=BOUNDS)
-    chosen = pipe.select(2000)
+    with pytest.warns(pf.CoverageWarning, match=r"0\.75-quantile uses the method map's cells of 'quantile\(q=0\.9\)'"):
+        chosen = pipe.select(2000)
     why = chosen.chosen_by
     assert why is not None
     assert why["cell"]["statistic"] == "quantile(q=0.9)"
@@ -426,10 +428,13 @@ def test_update_page_rewrites_only_the_marked_table(toy: MethodMap, tmp_path: Pa
     assert lines[5] == "| mean | mu=2 | 2000 | cr-gs | 0.90 ± 0.03 | 1.3 | cr-ss (1) | - | - |"
     assert lines[6] == "| mean | eps=1 | 500 | cr-gs | 0.95 ± 0.02 | 2 | blbquant (1.4) | - | cr-ss |"
     assert lines[7].startswith("| mean | eps=1 | 2000 | none valid | - | - | - | cr-gs (0.5), privsub (0.6) |")
-    before, after = text.split("<!-- method-map table")[0], text.split("<!-- end of the method-map table -->")[1]
+    assert E.page_summary(page) == E.auto_summary(toy)
+    # Outside the two generated blocks the page is unchanged.
+    blocks = re.compile(r"<!-- method-map (table|summary): generated.*?<!-- end of the method-map \1 -->", re.DOTALL)
     new = page.read_text(encoding="utf-8")
-    assert new.startswith(before)
-    assert new.endswith(after)
+    assert len(blocks.findall(new)) == 2
+    assert blocks.sub("", new) == blocks.sub("", text)
+    assert new != text
     plain = tmp_path / "plain.md"
     plain.write_text("# No table here\n", encoding="utf-8")
     with pytest.raises(pf.ConfigError, match=r"^page: the page has no method-map table markers"):
@@ -521,7 +526,9 @@ def test_the_shipped_map_agrees_with_a_fresh_run(shipped: MethodMap, label: str,
         seed=int(shipped.info["seed"]),
     )
     old = {m.variant: m for m in _map_entry(shipped, label, budget, n).measurements}
-    for new in _map_entry(build_method_map(run), label, budget, n).measurements:
+    fresh = _map_entry(build_method_map(run), label, budget, n).measurements
+    assert [m.variant for m in fresh] == list(variants)
+    for new in fresh:
         stored = old[new.variant]
         where = (label, budget, new.variant)
         assert (new.trials, new.covered, new.stopped, new.refused) == (
