@@ -327,3 +327,35 @@ def test_auto_matches_order_statistics_by_level_and_warns_off_a_measured_level()
         assert choose({"name": "quantile", "q": 0.1}).method.name == "rank-quantile"
     with pytest.warns(pf.CoverageWarning, match=r"0\.25-quantile uses the method map's cells of 'quantile\(q=0\.1\)'"):
         choose({"name": "quantile", "q": 0.25})
+
+
+@pytest.mark.parametrize(
+    ("name", "options", "kind", "bounds"),
+    [("u-statistic", {}, "interval", (-1.0, 1.0)), ("logistic-slope", {"penalty": 0.01}, "ball", 1.0)],
+)
+def test_auto_on_the_u_statistic_and_logistic_slope_picks_a_valid_method_or_refuses(
+    name: str, options: dict[str, Any], kind: str, bounds: Any
+) -> None:
+    """A hand-made format-2 map of the statistic with two cells: at n = 500 only privsub passes on both
+    variants (cr-gs misses on one), so auto runs privsub, not the narrower cr-gs; at n = 2000 neither passes
+    on every variant, so auto refuses before any data are read, naming each method's failing variant and the
+    methods that accept the budget."""
+    good = _v2_entry("privsub", [_measurement("a", 90), _measurement("b", 86)], rel_width=None)
+    bad = _v2_entry("cr-gs", [_measurement("a", 95), _measurement("b", 80)])
+    payload = _v2([bad, good])
+    payload["statistics"] = {"s": {"name": name, "options": options, "bounds_kind": kind}}
+    payload["cells"][0]["statistic"] = "s"
+    refused = json.loads(json.dumps(payload["cells"][0]))
+    refused["n"] = 2000
+    refused["entries"][1]["measurements"][1] = _measurement("b", 83)
+    payload["cells"].append(refused)
+    toy = MethodMap.from_dict(payload, "toy")
+    statistic = {"name": name, **options}
+    pipe = pf.Pipeline.build(statistic, method={"name": "auto", "map": toy}, budget=pf.GDP(1.0), bounds=bounds)
+    assert pipe.select(500).method.name == "privsub"
+    with pytest.raises(pf.ConfigError, match="no method of the method map's nearest cell") as refusal:
+        pipe.select(2000)
+    message = refusal.value.message
+    assert "cr-gs: below 0.9 - 2 SE (at nominal) on 1 of 2 variants: b (coverage 0.800" in message
+    assert "privsub: below 0.9 - 2 SE (at nominal) on 1 of 2 variants: b (coverage 0.830" in message
+    assert f"name one of the methods that accept '{name}' at 1-GDP: " in message
