@@ -1,11 +1,12 @@
 """privframe: differentially private confidence intervals and regions via resampling.
 
 ``import privframe as pf`` gives the analyst's names: the front door (``confidence_interval``,
-``confidence_region``), budgets, bounds, results and their ledgers, pipelines, sessions and errors. Plugin
-authors import :mod:`privframe.plugin` (``import privframe.plugin as pp``), which holds everything a plugin
-needs. The core knows no particular statistic, mechanism or method: those are plugins found through the
-``privframe`` entry-point group (the standard ones live in ``privframe_std``). The experiment harness
-(``pf.experiments``) and the auditor (``pf.audit``) are clients of the core, imported on first use.
+``confidence_region``), budgets, bounds (and ``suggest_bounds``, which estimates them privately), results
+and their ledgers, pipelines, sessions and errors. Plugin authors import :mod:`privframe.plugin`
+(``import privframe.plugin as pp``), which holds everything a plugin needs. The core knows no particular
+statistic, mechanism or method: those are plugins found through the ``privframe`` entry-point group (the
+standard ones live in ``privframe_std``). The experiment harness (``pf.experiments``) and the auditor
+(``pf.audit``) are clients of the core, imported on first use.
 """
 
 from __future__ import annotations
@@ -35,8 +36,10 @@ from privframe.privacy.budgets import GDP, MAX_DELTA, ApproxDP, Budget, PureDP, 
 from privframe.privacy.curves import PrivacyCurve, privacy_curve
 from privframe.privacy.events import PrivacyEvent
 from privframe.privacy.ledger import Ledger, event_pld
-from privframe.results import IntervalResult, RegionResult
+from privframe.results import IntervalResult, RegionResult, summary_table
+from privframe.results.plots import forest_plot, plot_result
 from privframe.session import Session
+from privframe.suggest import suggest_bounds
 
 if TYPE_CHECKING:
     from privframe import audit, experiments, plugin
@@ -172,8 +175,12 @@ __all__ = [
     "confidence_region",
     "event_pld",
     "experiments",
+    "forest_plot",
     "load_data",
+    "plot_result",
     "plugin",
     "privacy_curve",
     "registry",
+    "suggest_bounds",
+    "summary_table",
 ]

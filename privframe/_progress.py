@@ -1,26 +1,21 @@
-"""A one-line progress bar on standard error, drawn only when it is a terminal (silent when piped).
+"""Progress bars, drawn by tqdm (``tqdm.auto``: a line on standard error, or a widget in a notebook).
 
-The experiment harness counts cells with it; a single call whose resamples are expected to take more than a
+The experiment harness counts cells with one; a single call whose resamples are expected to take more than a
 few seconds counts its blocks of resamples (:class:`privframe.resampling.blocks.RunOptions`, ``progress``).
+By default a bar is drawn only when its stream is a terminal (tqdm's ``disable=None``), so nothing is written
+when standard error is piped or a file; ``enabled=False`` never draws. tqdm is imported only when a bar is
+drawn.
 """
 
 from __future__ import annotations
 
-import sys
-import time
-from typing import TextIO
+from typing import Any, TextIO
 
 __all__ = ["Progress"]
 
 
-def _clock(seconds: float) -> str:
-    seconds = round(seconds)
-    hours, rest = divmod(seconds, 3600)
-    return f"{hours}:{rest // 60:02d}:{rest % 60:02d}"
-
-
 class Progress:
-    """Cells done out of a total, elapsed time and a naive time-left estimate.
+    """Cells done out of a total, elapsed time and an estimate of the time left (a ``tqdm.auto`` bar).
 
     Parameters
     ----------
@@ -31,9 +26,8 @@ class Progress:
     stream : text stream, optional
         Default ``sys.stderr``.
     enabled : bool, optional
-        Default: whether ``stream`` is a terminal (``isatty()``). Never draws when False.
-    width : int
-        Characters of the bar itself.
+        Default: whether ``stream`` is a terminal (``isatty()``; a notebook draws its widget). Never draws
+        when False.
     unit : str
         What is counted (``"cells"``, ``"blocks"``).
     """
@@ -45,54 +39,39 @@ class Progress:
         *,
         stream: TextIO | None = None,
         enabled: bool | None = None,
-        width: int = 30,
         unit: str = "cells",
     ) -> None:
-        self.stream = sys.stderr if stream is None else stream
-        isatty = getattr(self.stream, "isatty", None)
-        self.enabled = bool(isatty and isatty()) if enabled is None else enabled
         self.total = max(total, 0)
         self.label = label
-        self.width = width
         self.unit = unit
-        self.done = 0
-        self.skipped = 0
-        self._start = time.monotonic()
-        self._drawn = False
+        self.stream = stream
+        self.enabled = enabled
+        self._bar: Any = None
 
     def start(self, skipped: int = 0) -> None:
         """Draw the initial bar; ``skipped`` cells were already finished (``--resume``)."""
-        self.skipped = skipped
-        self.done = skipped
-        self._draw()
+        if self.enabled is False:
+            return
+        from tqdm.auto import tqdm  # a bar is drawn: load tqdm now (import privframe stays light)
+
+        self._bar = tqdm(
+            total=self.total,
+            initial=min(skipped, self.total),
+            desc=self.label or None,
+            unit=f" {self.unit}",
+            file=self.stream,
+            disable=None if self.enabled is None else False,  # None: only on a terminal (tqdm checks isatty)
+            leave=True,
+            dynamic_ncols=True,
+        )
 
     def advance(self, count: int = 1) -> None:
-        """Mark ``count`` more cells finished and redraw."""
-        self.done = min(self.total, self.done + count)
-        self._draw()
+        """Mark ``count`` more cells finished."""
+        if self._bar is not None:
+            self._bar.update(min(count, self.total - self._bar.n))
 
     def close(self) -> None:
-        """End the line (nothing when disabled)."""
-        if self.enabled and self._drawn:
-            self.stream.write("\n")
-            self.stream.flush()
-
-    def render(self) -> str:
-        """The current line (without the carriage return)."""
-        fraction = self.done / self.total if self.total else 1.0
-        filled = round(fraction * self.width)
-        elapsed = time.monotonic() - self._start
-        ran = self.done - self.skipped
-        left = ""
-        if ran > 0 and self.done < self.total:
-            left = f", ~{_clock(elapsed / ran * (self.total - self.done))} left"
-        head = f"{self.label} " if self.label else ""
-        bar = "#" * filled + "." * (self.width - filled)
-        return f"{head}[{bar}] {self.done}/{self.total} {self.unit}, {_clock(elapsed)} elapsed{left}"
-
-    def _draw(self) -> None:
-        if not self.enabled:
-            return
-        self.stream.write("\r" + self.render() + "\x1b[K")
-        self.stream.flush()
-        self._drawn = True
+        """End the bar (nothing when it was never drawn)."""
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None

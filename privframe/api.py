@@ -6,16 +6,20 @@ Both take the parameters of :func:`privframe.pipeline.request.request` (the one 
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import attrs
 
-from privframe.errors import ConfigError
+from privframe import _repeats
+from privframe.errors import ConfigError, PTRFailed
 from privframe.pipeline.build import Pipeline, assemble_request
 from privframe.pipeline.request import Request, front_door, request
 from privframe.results import IntervalResult, RegionResult
 
 __all__ = ["as_interval", "as_region", "confidence_interval", "confidence_region"]
+
+R = TypeVar("R")
 
 
 def as_interval(pipe: Pipeline, result: IntervalResult | RegionResult) -> IntervalResult:
@@ -33,6 +37,21 @@ def as_region(result: IntervalResult | RegionResult) -> RegionResult:
     return result.to_region() if isinstance(result, IntervalResult) else result
 
 
+def _counted(x: Any, req: Request, call: Callable[[], R]) -> R:
+    """``call()``, counted as a plain call on ``x`` when it is private and spent its budget (it returned, or
+    failed a propose-test-release test): many on the same data give a ``PrivacyWarning`` (:mod:`privframe._repeats`)."""
+    if req.budget is None:
+        return call()
+    try:
+        result = call()
+    except PTRFailed:
+        _repeats.note_plain_call(_repeats.fingerprint(x))
+        raise
+    # Fingerprinted only once the call has read the data: a call refused before it reads a value never does.
+    _repeats.note_plain_call(_repeats.fingerprint(x))
+    return result
+
+
 def _interval(x: Any, req: Request) -> IntervalResult:
     """A (private) confidence interval for a scalar statistic.
 
@@ -41,6 +60,14 @@ def _interval(x: Any, req: Request) -> IntervalResult:
     Returns
     -------
     IntervalResult
+
+    Notes
+    -----
+    The budgets of calls on the same data add up. From the 5th plain (session-less) private call on the same
+    array in one process (then the 10th, 20th, ...), a :class:`privframe.PrivacyWarning` suggests charging them
+    to one :class:`privframe.Session`. The data are recognised by a keyed hash (a random per-process key) kept
+    in memory only; whether the warning appears depends on the data only through whether equal inputs were
+    passed again, which the caller already knows. Calls through a session are never counted.
 
     Examples
     --------
@@ -51,7 +78,7 @@ def _interval(x: Any, req: Request) -> IntervalResult:
     True
     """
     pipe = assemble_request(attrs.evolve(req, rng=None))
-    return as_interval(pipe, pipe.run(x, rng=req.rng))
+    return _counted(x, req, lambda: as_interval(pipe, pipe.run(x, rng=req.rng)))
 
 
 def _region(x: Any, req: Request) -> RegionResult:
@@ -65,9 +92,17 @@ def _region(x: Any, req: Request) -> RegionResult:
     Returns
     -------
     RegionResult
+
+    Notes
+    -----
+    The budgets of calls on the same data add up. From the 5th plain (session-less) private call on the same
+    array in one process (then the 10th, 20th, ...), a :class:`privframe.PrivacyWarning` suggests charging them
+    to one :class:`privframe.Session`. The data are recognised by a keyed hash (a random per-process key) kept
+    in memory only; whether the warning appears depends on the data only through whether equal inputs were
+    passed again, which the caller already knows. Calls through a session are never counted.
     """
     pipe = assemble_request(attrs.evolve(req, rng=None))
-    return as_region(pipe.run(x, rng=req.rng, region=True))
+    return _counted(x, req, lambda: as_region(pipe.run(x, rng=req.rng, region=True)))
 
 
 confidence_interval = front_door(request, _interval)

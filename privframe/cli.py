@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from privframe.data.arrays import load_data
 from privframe.data.files import connect, is_distributed_path, load_distributed
 from privframe.errors import PrivframeError
 from privframe.pipeline.build import Pipeline
+from privframe.pipeline.methodmap import CANDIDATE_RULE_SHORT
 from privframe.plugin.protocols import SelectionMechanism
 from privframe.plugin.registry import registry
 from privframe.privacy import accounting
@@ -92,6 +94,11 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="KEYFILE",
         help="seal the session file with HMAC-SHA256 under the secret in this file (its bytes, >= 16)",
     )
+    p.add_argument(
+        "--session-allow-asymptotic",
+        action="store_true",
+        help="admit pipelines whose guarantee holds only asymptotically to the session (refused by default)",
+    )
     p.add_argument("--json", action="store_true", help="print JSON")
 
     p = sub.add_parser("audit", help="audit a registered mechanism on its worst-case pair of neighbours")
@@ -132,50 +139,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _result_dict(result: IntervalResult | RegionResult) -> dict[str, Any]:
-    ledger = result.privacy
-    out: dict[str, Any] = {
-        "method": result.method,
-        "confidence": result.confidence,
-        "parameters": dict(result.parameters),
-        "privacy": {
-            "total": str(ledger.total) if ledger.total is not None else None,
-            "accountant": ledger.accountant,
-            "events": [
-                {
-                    "label": e.label,
-                    "mechanism": e.mechanism,
-                    "budget": str(e.budget),
-                    "sensitivity": e.sensitivity,
-                    "noise_scale": e.noise_scale,
-                    "count": e.count,
-                    "asymptotic": e.asymptotic,
-                }
-                for e in ledger.events
-            ],
-        },
-    }
-    if ledger.total is not None and not (isinstance(ledger.total, GDP) and ledger.total.delta >= 1e-6):
-        approx = ledger.as_approx_dp(1e-6)
-        out["privacy"]["approx_dp"] = {"epsilon": approx.epsilon, "delta": approx.delta}
-    if isinstance(result, IntervalResult):
-        out.update(low=result.low, high=result.high, center=result.center, width=result.width)
-    else:
-        out.update(center=result.center.tolist(), radius=result.radius)
-    if "auto" in result.diagnostics:
-        out["auto"] = _plain(result.diagnostics["auto"])
-    return out
-
-
-def _plain(value: Any) -> Any:
-    """Read-only nested diagnostics as JSON-ready values."""
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value
-
-
 def _print_result(result: IntervalResult | RegionResult) -> None:
     if isinstance(result, IntervalResult):
         print(f"{result.confidence:.0%} confidence interval: [{result.low:.6g}, {result.high:.6g}]")
@@ -190,7 +153,7 @@ def _print_result(result: IntervalResult | RegionResult) -> None:
         cell = result.diagnostics["auto"]["cell"]
         print(
             f"  chosen by method='auto' from the method map's cell {cell['statistic']}, n = {cell['n']}, "
-            f"{cell['budget']} (the narrowest method covering within 2 SE of nominal there)"
+            f"{cell['budget']} (the narrowest method with {CANDIDATE_RULE_SHORT} there)"
         )
     print(f"  privacy: {result.privacy.summary(1e-6)}")
     for event in result.privacy.events:
@@ -266,7 +229,10 @@ def _cmd_budget(args: argparse.Namespace) -> int:
     if args.gdp_delta is not None and args.mu is None:
         raise PrivframeError("only meaningful with --mu", path="gdp-delta")
     if args.mu is not None:
-        budget = GDP(args.mu, delta=args.gdp_delta or 0.0)
+        try:
+            budget = GDP(args.mu, delta=args.gdp_delta or 0.0)
+        except PrivframeError as exc:  # GDP's own delta is --gdp-delta here (--delta is the target)
+            raise type(exc)(exc.message, path="gdp-delta" if exc.path == "delta" else exc.path) from None
         if args.epsilon is not None and args.delta is not None:
             raise PrivframeError("with --mu give either --epsilon or --delta, not both", path="budget")
         if args.epsilon is not None:
@@ -285,8 +251,15 @@ def _cmd_budget(args: argparse.Namespace) -> int:
         mu = accounting.gdp_mu_for(target.epsilon, target.delta)
         out = {"epsilon": args.epsilon, "delta": args.delta, "mu": mu}
         text = f"{mu:.6g}-GDP is the largest GDP budget that implies ({args.epsilon:g}, {args.delta:g})-DP"
+    elif args.epsilon is not None:
+        pure = PureDP(args.epsilon)
+        mu = accounting.pure_dp_gdp_mu(pure.epsilon)
+        out = {"epsilon": pure.epsilon, "delta": 0.0, "mu": mu}
+        text = f"every {pure} mechanism is {mu:.6g}-GDP, and ({pure.epsilon:g}, delta)-DP for every delta"
     else:
-        raise PrivframeError("give --mu [--delta D | --epsilon E], or --epsilon E --delta D", path="budget")
+        raise PrivframeError(
+            "give --mu [--delta D | --epsilon E], --epsilon E --delta D, or --epsilon E", path="budget"
+        )
     print(json.dumps(out) if args.json else text)
     return 0
 
@@ -299,12 +272,19 @@ def _cmd_run(args: argparse.Namespace) -> int:
     with connect(args.scheduler):  # a glob or Parquet is read and reduced by Dask, never gathered here
         data = _run_data(args)
         session = _open_session(args)
-        result = pipe.run(data, rng=args.seed) if session is None else session.run(pipe, data, rng=args.seed)
+        try:
+            result = pipe.run(data, rng=args.seed) if session is None else session.run(pipe, data, rng=args.seed)
+        except PrivframeError as exc:
+            # A method's or the session's refusal of the budget names "budget": in the file it is the
+            # config's budget table (pipeline.budget).
+            if exc.path in ("budget", "method") and pipe.prefix:
+                raise exc.with_prefix(pipe.prefix) from exc
+            raise
     if args.json:
-        out = _result_dict(result)
+        out = result.to_dict()  # the privframe-result/1 document, as result.to_json() (docs/results-io.md)
         if session is not None:
             out["session"] = _session_dict(session)
-        print(json.dumps(out, indent=2))
+        print(json.dumps(out, indent=2, allow_nan=False))
     else:
         _print_result(result)
         if session is not None:
@@ -356,14 +336,20 @@ def _budget_spec(spec: str, path: str) -> Budget:
 
 def _open_session(args: argparse.Namespace) -> Session | None:
     if args.session is None:
-        for name in ("session_budget", "session_expect_head", "session_key_file"):
-            if getattr(args, name) is not None:
+        for name in ("session_budget", "session_expect_head", "session_key_file", "session_allow_asymptotic"):
+            if getattr(args, name) not in (None, False):
                 raise PrivframeError("only meaningful with --session", path=name.replace("_", "-"))
         return None
     total = None if args.session_budget is None else _budget_spec(args.session_budget, "session-budget")
     key = _session_key(args.session_key_file)
     try:
-        return Session.open(args.session, total, key=key, expect_head=args.session_expect_head)
+        return Session.open(
+            args.session,
+            total,
+            key=key,
+            expect_head=args.session_expect_head,
+            allow_asymptotic=args.session_allow_asymptotic,
+        )
     except PrivframeError as exc:
         option = {"key": "session-key-file", "expect_head": "session-expect-head"}.get(exc.path or "")
         if option is None:
@@ -397,7 +383,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     data = demo_data()
     result = pipe.run(data, rng=args.seed)
     if args.json:
-        print(json.dumps(_result_dict(result), indent=2))
+        print(result.to_json())
         return 0
     print(f"privframe demo: mean of {data.shape[0]} records on the public range [0, 1] (true mean {DEMO_TRUTH:.6g})")
     _print_result(result)
@@ -498,13 +484,135 @@ def _audit_options(pairs: list[str]) -> dict[str, object]:
     return options
 
 
+# -- speaking CLI ---------------------------------------------------------------------------------------------
+# The errors raised below the command line name Python parameters (path "delta") and give Python advice
+# ("give pf.PureDP"). Each command says the same in its own terms: a path that is one of its options becomes
+# the flag (--delta), and the library's fixed vocabulary of Python spellings becomes flags (audit, budget,
+# demo) or the pipeline file's spelling (run). A spelling with no command-line form says "from Python".
+
+_FLAG_WORDS: tuple[tuple[str, str], ...] = (
+    ("pf.PureDP or pf.ApproxDP", "--epsilon E [--delta D]"),
+    ("pf.GDP(...) or pf.ApproxDP(...)", "--mu M or --epsilon E --delta D"),
+    ("pf.GDP(mu, delta=...)", "--mu M --delta D"),
+    ("pf.ApproxDP(epsilon, delta)", "--epsilon E --delta D"),
+    ("pf.PureDP(epsilon)", "--epsilon E"),
+    ("see pf.MAX_DELTA", "docs/concepts.md, privacy budgets"),
+    ("audit it with pf.audit.audit_mechanism", "audit it from Python with pf.audit.audit_mechanism"),
+)
+
+_GDP_TABLE = '{ unit = "gdp", mu = M }'
+_APPROX_TABLE = '{ unit = "approx-dp", epsilon = E, delta = D }'
+_PURE_TABLE = '{ unit = "pure-dp", epsilon = E }'
+
+_CONFIG_WORDS: tuple[tuple[str, str], ...] = (
+    ("pf.PureDP or pf.ApproxDP", f"a budget {_PURE_TABLE} or {_APPROX_TABLE}"),
+    ("pf.GDP(...) or pf.ApproxDP(...)", f"a budget {_GDP_TABLE} or {_APPROX_TABLE}"),
+    (
+        "pf.GDP(mu, delta=...) or pf.ApproxDP(epsilon, delta)",
+        f'{{ unit = "gdp", mu = M, delta = D }} or {_APPROX_TABLE}',
+    ),
+    ("pf.GDP(mu, delta=...)", '{ unit = "gdp", mu = M, delta = D }'),
+    ("pf.GDP(mu).to_approx_dp(1e-6) is", "privframe budget --mu M prints"),
+    ("pf.GDP(...)", _GDP_TABLE),
+    ("pf.ApproxDP(epsilon, delta)", _APPROX_TABLE),
+    ("pf.ApproxDP(...)", _APPROX_TABLE),
+    ("pf.PureDP(epsilon) (or pf.ApproxDP,", f'{_PURE_TABLE} (or unit = "approx-dp",'),
+    ("pass budget=None", "leave the budget out of the pipeline file"),
+    ("accounting='asymptotic'", 'the method option accounting = "asymptotic"'),
+    ("(low, high), pf.Bounds(low, high) or pf.L2Ball(radius)", "[low, high], { low = L, high = H } or { radius = R }"),
+    ("(low, high) or pf.L2Ball(radius)", "[low, high] or { radius = R }"),
+    ("a number > 0 or pf.L2Ball", "a number > 0 or { radius = R }"),
+    ("use pf.L2Ball for vectors", "use { radius = R } for vectors"),
+    ("open the session with allow_asymptotic=True", "run with --session-allow-asymptotic"),
+    ("use a pf.ApproxDP session", "use a session file whose --session-budget is epsilon=E,delta=D"),
+    ("see pf.MAX_DELTA", "docs/concepts.md, privacy budgets"),
+    (
+        "(e.g. privframe.privacy.accounting.gdp_pure_epsilon(mu))",
+        "(privframe budget --epsilon E prints the mu-GDP that E-DP implies)",
+    ),
+    ("pf.Session.upgrade(path)", "pf.Session.upgrade(path) from Python"),
+)
+
+_WORDS = {"audit": _FLAG_WORDS, "budget": _FLAG_WORDS, "demo": _FLAG_WORDS, "run": _CONFIG_WORDS}
+
+
+@functools.cache
+def _long_options() -> dict[str, frozenset[str]]:
+    """Each command's long options without their dashes (``{"audit": {"mu", "epsilon", ...}}``)."""
+    parser = build_parser()
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return {
+        name: frozenset(
+            option[2:] for action in sub._actions for option in action.option_strings if option.startswith("--")
+        )
+        for name, sub in commands.choices.items()
+    }
+
+
+def _budget_flags(args: argparse.Namespace) -> str:
+    """The flags that gave the budget of ``privframe audit`` / ``budget`` (``--mu``), or the choice."""
+    given = [f"--{name}" for name in ("mu", "epsilon") if getattr(args, name, None) is not None]
+    return " ".join(given) or "--mu/--epsilon"
+
+
+def _cli_path(command: str, path: str | None, args: argparse.Namespace) -> str | None:
+    """``path`` in the terms of ``command``'s command line: an option's flag, or the path unchanged."""
+    if path is None:
+        return None
+    name, bracket, index = path.partition("[")  # an entry of a list option: --n[0]
+    if name in _long_options().get(command, ()) and not (command == "run" and name == "columns" and not args.columns):
+        return f"--{name}{bracket}{index}"  # (a pipeline file without a [pipeline] table has a key "columns" too)
+    head, _, rest = path.partition(".")
+    if command == "audit":  # the parts' options: --option KEY=VALUE, --statistic-option KEY=VALUE
+        if head == "mechanism":
+            return f"--option {rest}" if rest else "MECHANISM"
+        if head == "statistic" and rest:
+            return f"--statistic-option {rest}"
+    if rest and head in _long_options().get(command, ()):
+        return f"--{head} {rest}"  # a part of a spec: --session-budget mu
+    if command in ("audit", "budget") and path in ("budget", "claimed"):
+        return _budget_flags(args)
+    if command == "demo" and path == "budget":
+        return "--mu"
+    if command == "run" and path == "config":
+        return "CONFIG"
+    return path
+
+
+def _in_cli_terms(exc: PrivframeError, command: str, args: argparse.Namespace) -> PrivframeError:
+    """``exc`` said in ``command``'s terms: its path as the flag, Python spellings as flags or file keys."""
+    message = exc.message
+    for python, cli in _WORDS.get(command, ()):
+        message = message.replace(python, cli)
+    path = _cli_path(command, exc.path, args)
+    if message == exc.message and path == exc.path:
+        return exc
+    error = type(exc)(message, path=path)
+    error.__dict__.update({k: v for k, v in exc.__dict__.items() if k not in ("message", "path")})
+    return error
+
+
+def _speaks_cli(command: str, run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    @functools.wraps(run)
+    def call(args: argparse.Namespace) -> int:
+        try:
+            return run(args)
+        except PrivframeError as exc:
+            said = _in_cli_terms(exc, command, args)
+            if said is exc:
+                raise
+            raise said from exc
+
+    return call
+
+
 _COMMANDS = {
-    "plugins": _cmd_plugins,
-    "budget": _cmd_budget,
-    "run": _cmd_run,
-    "audit": _cmd_audit,
-    "experiment": _cmd_experiment,
-    "demo": _cmd_demo,
+    "plugins": _speaks_cli("plugins", _cmd_plugins),
+    "budget": _speaks_cli("budget", _cmd_budget),
+    "run": _speaks_cli("run", _cmd_run),
+    "audit": _speaks_cli("audit", _cmd_audit),
+    "experiment": _speaks_cli("experiment", _cmd_experiment),
+    "demo": _speaks_cli("demo", _cmd_demo),
 }
 
 

@@ -16,6 +16,7 @@ __all__ = [
     "ConfigError",
     "CoverageWarning",
     "DataError",
+    "MissingExtraError",
     "PTRFailed",
     "PluginError",
     "PrivacyWarning",
@@ -88,6 +89,30 @@ class DataError(PrivframeError):
 
 class BudgetError(PrivframeError):
     """A privacy budget is invalid, cannot be honoured by a method, or would be exceeded."""
+
+
+class MissingExtraError(ConfigError, ImportError):
+    """A feature needs an optional extra that is not installed; ``extra`` names it (``"plot"``).
+
+    It is also an ``ImportError``, so code that guards an optional import keeps working.
+
+    Examples
+    --------
+    >>> from privframe.errors import MissingExtraError
+    >>> error = MissingExtraError("forest_plot needs matplotlib", extra="plot")
+    >>> str(error), error.extra
+    ('forest_plot needs matplotlib: pip install "privframe[plot]"', 'plot')
+    """
+
+    def __init__(self, message: str, *, extra: str = "", path: str | None = None) -> None:
+        self.extra = extra
+        hint = f': pip install "privframe[{extra}]"' if extra and "pip install" not in message else ""
+        super().__init__(message + hint, path=path)
+
+    def _copy(self, path: str | None) -> Self:
+        error = type(self)(self.message, path=path)
+        error.extra = self.extra
+        return error
 
 
 class PluginError(PrivframeError):

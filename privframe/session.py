@@ -42,6 +42,7 @@ from typing import Any
 import attrs
 import numpy.typing as npt
 
+from privframe import suggest
 from privframe._rng import RngLike
 from privframe.api import as_interval, as_region
 from privframe.data.distributed import DistributedData
@@ -170,6 +171,59 @@ def _fits(spent: Budget, total: Budget) -> bool:
         return spent.mu <= total.mu * (1 + _REL_TOL) and spent.delta <= total.delta * (1 + _REL_TOL)
     assert not isinstance(spent, GDP)
     return spent.epsilon <= total.epsilon * (1 + _REL_TOL) and _delta(spent) <= _delta(total) * (1 + _REL_TOL)
+
+
+def _over(value: float, limit: float) -> bool:
+    return value > limit * (1 + _REL_TOL)
+
+
+def _overflow(after: Budget, total: Budget, remaining: Budget | None) -> str:
+    """Which component of ``total`` a refused call would overflow, and what would still fit.
+
+    ``"delta would be 2e-06 > 1e-06; the remaining delta is 0: a pure-epsilon call of up to 4 fits"``.
+    """
+    if isinstance(total, GDP):
+        assert isinstance(after, GDP)
+        over = [
+            (name, value, limit)
+            for name, value, limit in (("mu", after.mu, total.mu), ("delta", after.delta, total.delta))
+            if _over(value, limit)
+        ]
+    else:
+        assert not isinstance(after, GDP)
+        over = [
+            (name, value, limit)
+            for name, value, limit in (
+                ("epsilon", after.epsilon, total.epsilon),
+                ("delta", _delta(after), _delta(total)),
+            )
+            if _over(value, limit)
+        ]
+    said = "; ".join(f"{name} would be {value:g} > {limit:g}" for name, value, limit in over)
+    if remaining is None:
+        left = "mu" if isinstance(total, GDP) else "epsilon"
+        return f"{said}; the remaining {left} is 0: no further call fits"
+    left_delta = _delta(remaining)
+    if left_delta <= _delta(total) * _REL_TOL:
+        left_delta = 0.0
+    notes = []
+    for name in dict.fromkeys(name for name, _, _ in over):
+        if name == "mu":
+            assert isinstance(remaining, GDP)
+            notes.append(f"the remaining mu is {remaining.mu:g}")
+        elif name == "epsilon":
+            assert not isinstance(remaining, GDP)
+            notes.append(f"the remaining epsilon is {remaining.epsilon:g}")
+        else:
+            notes.append(f"the remaining delta is {left_delta:g}")
+    if isinstance(remaining, GDP):
+        fits = GDP(remaining.mu, delta=left_delta)
+        room = f"a call of up to {fits} fits"
+    elif left_delta == 0.0:
+        room = f"a pure-epsilon call of up to {remaining.epsilon:g} fits"
+    else:
+        room = f"a call of up to {ApproxDP(remaining.epsilon, left_delta)} fits"
+    return f"{said}; {', '.join(notes)}: {room}"
 
 
 class Session:
@@ -305,8 +359,8 @@ class Session:
         assert after is not None
         if not _fits(after, self._budget):
             raise BudgetError(
-                f"this {budget} call would bring the session to {after}, over its total {self._budget}; "
-                "nothing was run",
+                f"this {budget} call would bring the session to {after}, over its total {self._budget}: "
+                f"{_overflow(after, self._budget, self.remaining)}; nothing was run",
                 path="budget",
             )
         return charge
@@ -330,14 +384,9 @@ class Session:
                 "use the method's exact default, or open the session with allow_asymptotic=True; nothing was run",
                 path="method",
             )
-        with self._locked():  # admit and record in one step, so two processes cannot both spend the rest
-            self._reload()
-            budget = pipe.budget
-            charge = self._after(budget)
-            assert budget is not None
-            call = SessionCall(f"call {len(self._calls) + 1}", budget, charge, "running")
-            self._record(_admit_record(call))  # on file before the data are read
-            self._calls.append(call)
+        budget = pipe.budget
+        assert budget is not None
+        call = self._begin(budget)
         try:
             result = pipe.execute(data, rng, region=region)
         except PTRFailed as exc:
@@ -348,6 +397,17 @@ class Session:
             raise
         self._finish(call, "released", result.privacy.events)
         return result
+
+    def _begin(self, budget: Budget) -> SessionCall:
+        """Admit and record a call in one step (so two processes cannot both spend the rest), on file
+        before the call reads the data; ``BudgetError`` when it does not fit (nothing recorded)."""
+        with self._locked():
+            self._reload()
+            charge = self._after(budget)
+            call = SessionCall(f"call {len(self._calls) + 1}", budget, charge, "running")
+            self._record(_admit_record(call))
+            self._calls.append(call)
+        return call
 
     def _finish(self, call: SessionCall, outcome: str, events: Sequence[PrivacyEvent]) -> None:
         with self._locked():
@@ -392,6 +452,50 @@ class Session:
         self._admit(req.budget)
         pipe = assemble_request(attrs.evolve(req, rng=None))
         return as_region(self._run(pipe, x, req.rng, region=True))
+
+    def suggest_bounds(
+        self,
+        x: npt.ArrayLike,
+        budget: Budget,
+        *,
+        search: tuple[float, float] = suggest.DEFAULT_SEARCH,
+        quantiles: tuple[float, float] = suggest.DEFAULT_QUANTILES,
+        confidence: float = 0.95,
+        rng: RngLike = None,
+    ) -> suggest.SuggestedBounds:
+        """:func:`privframe.suggest_bounds`, charged to the session first (``budget`` is the charge).
+
+        The call must fit what is left; it is checked and planned (a refusal costs nothing), then charged
+        and recorded before the selections run. What remains is the budget left for the interval.
+
+        Parameters
+        ----------
+        x, budget, search, quantiles, confidence, rng
+            As for :func:`privframe.suggest_bounds`.
+
+        Returns
+        -------
+        SuggestedBounds
+
+        Examples
+        --------
+        >>> import numpy as np, privframe as pf
+        >>> x = np.random.default_rng(0).normal(40.0, 5.0, size=50_000)
+        >>> session = pf.Session(pf.PureDP(1.0))
+        >>> suggestion = session.suggest_bounds(x, pf.PureDP(0.2), search=(0, 1000), rng=1)
+        >>> suggestion.bounds, session.remaining
+        (Bounds(low=25.0, high=63.0), PureDP(epsilon=0.8))
+        """
+        self._admit(budget)
+        prepared = suggest.prepare(x, budget, search=search, quantiles=quantiles, confidence=confidence, rng=rng)
+        call = self._begin(prepared.budget)
+        try:
+            result = suggest.release(prepared)
+        except BaseException:
+            self._finish(call, "error", ())
+            raise
+        self._finish(call, "released", result.privacy.events)
+        return result
 
     confidence_interval = session_method(request, _interval)
     confidence_region = session_method(request, _region)

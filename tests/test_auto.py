@@ -19,7 +19,7 @@ import pytest
 import privframe as pf
 from privframe.cli import main
 from privframe.experiments.methodmap import build_method_map, method_map_table, page_table
-from privframe.pipeline.methodmap import CANDIDATE_RULE, MAP_FORMAT, MethodMap, budget_scale
+from privframe.pipeline.methodmap import CANDIDATE_RULE, CANDIDATE_RULE_SHORT, MAP_FORMAT, MethodMap, budget_scale
 from privframe.privacy import accounting
 
 E = pf.experiments
@@ -152,6 +152,7 @@ def test_no_valid_candidate_is_a_config_error_naming_methods(toy: MethodMap) -> 
         _choice(toy, 2000, pf.ApproxDP(1.0, 1e-6))
     message = str(info.value)
     assert "coverage 0.500" in message  # the measured reason for each method
+    assert f"has {CANDIDATE_RULE_SHORT} and accepts" in message  # the rule the map applies, not a looser one
     assert "cr-gs" in message
     assert "name one of the methods that accept 'mean' at (1, 1e-06)-DP: " in message
 
@@ -291,10 +292,12 @@ def test_auto_in_a_pipeline_config_and_the_cli(tmp_path: Path, capsys: pytest.Ca
     out = json.loads(capsys.readouterr().out)
     expected = pf.Pipeline.from_config(config).select(20_000).method.name  # the demo data: 20 000 records
     assert out["method"] == expected
-    assert out["auto"]["chosen"] == expected
-    assert out["auto"]["query"]["n"] == 20_000
+    assert out["diagnostics"]["auto"]["chosen"] == expected  # the privframe-result/1 document keeps it there
+    assert out["diagnostics"]["auto"]["query"]["n"] == 20_000
     assert main(["run", str(config), "--demo", "--seed", "1"]) == 0
-    assert "chosen by method='auto'" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "chosen by method='auto'" in printed
+    assert f"(the narrowest method with {CANDIDATE_RULE_SHORT} there)" in printed
 
 
 def test_a_session_charges_an_auto_call_once_and_an_impossible_one_not_at_all(toy: MethodMap) -> None:

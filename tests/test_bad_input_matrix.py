@@ -375,36 +375,43 @@ CASES: list[Case] = [
         "pipeline.bounds",
     ),
     # -- the command line -----------------------------------------------------------------------------
-    Case("cli csv empty cell", lambda d: cli_run(d, data=write_csv(d, csv_with(""))), pf.DataError, "data"),
+    Case("cli csv empty cell", lambda d: cli_run(d, data=write_csv(d, csv_with(""))), pf.DataError, "--data"),
     Case(
-        "cli csv word cell", lambda d: cli_run(d, data=write_csv(d, csv_with("0.123456789abc"))), pf.DataError, "data"
+        "cli csv word cell", lambda d: cli_run(d, data=write_csv(d, csv_with("0.123456789abc"))), pf.DataError, "--data"
     ),
-    Case("cli csv nan cell", lambda d: cli_run(d, data=write_csv(d, csv_with("nan"))), pf.DataError, "data"),
-    Case("cli csv inf cell", lambda d: cli_run(d, data=write_csv(d, csv_with("-inf"))), pf.DataError, "data"),
+    Case("cli csv nan cell", lambda d: cli_run(d, data=write_csv(d, csv_with("nan"))), pf.DataError, "--data"),
+    Case("cli csv inf cell", lambda d: cli_run(d, data=write_csv(d, csv_with("-inf"))), pf.DataError, "--data"),
     Case(
         "cli csv short row",
         lambda d: cli_run(
             d, None, write_csv(d, [f"{v},1" for v in _scalars()[:-1]] + ["0.5"], header="value,w"), "--column", "w"
         ),
         pf.DataError,
-        "data",
+        "--data",
     ),
-    Case("cli csv header only", lambda d: cli_run(d, data=write_csv(d, [])), pf.DataError, "data"),
-    Case("cli csv two columns", lambda d: cli_run(d, data=write_csv(d, ["1,2"], header="a,b")), pf.DataError, "column"),
+    Case("cli csv header only", lambda d: cli_run(d, data=write_csv(d, [])), pf.DataError, "--data"),
     Case(
-        "cli csv unknown column", lambda d: cli_run(d, None, write_csv(d), "--column", "vaule"), pf.DataError, "column"
+        "cli csv two columns", lambda d: cli_run(d, data=write_csv(d, ["1,2"], header="a,b")), pf.DataError, "--column"
     ),
-    Case("cli npy nan", lambda d: cli_run(d, data=write_npy(d, _with(_scalars(), np.nan))), pf.DataError, "data"),
-    Case("cli npy 3-d", lambda d: cli_run(d, data=write_npy(d, np.full((3, 3, 3), SENTINEL))), pf.DataError, "data"),
-    Case("cli npy objects", lambda d: cli_run(d, data=write_npy(d, np.array([SENTINEL, None]))), pf.DataError, "data"),
+    Case(
+        "cli csv unknown column",
+        lambda d: cli_run(d, None, write_csv(d), "--column", "vaule"),
+        pf.DataError,
+        "--column",
+    ),
+    Case("cli npy nan", lambda d: cli_run(d, data=write_npy(d, _with(_scalars(), np.nan))), pf.DataError, "--data"),
+    Case("cli npy 3-d", lambda d: cli_run(d, data=write_npy(d, np.full((3, 3, 3), SENTINEL))), pf.DataError, "--data"),
+    Case(
+        "cli npy objects", lambda d: cli_run(d, data=write_npy(d, np.array([SENTINEL, None]))), pf.DataError, "--data"
+    ),
     Case(
         "cli npy with column",
         lambda d: cli_run(d, None, write_npy(d, _scalars()), "--column", "x"),
         pf.DataError,
-        "column",
+        "--column",
     ),
-    Case("cli missing data file", lambda d: cli_run(d, data=str(d / "nope.csv")), pf.DataError, "data"),
-    Case("cli data not csv", lambda d: cli_run(d, data=write_csv(d, name="data.txt")), pf.DataError, "data"),
+    Case("cli missing data file", lambda d: cli_run(d, data=str(d / "nope.csv")), pf.DataError, "--data"),
+    Case("cli data not csv", lambda d: cli_run(d, data=write_csv(d, name="data.txt")), pf.DataError, "--data"),
     Case("cli bounds reversed", lambda d: cli_run(d, {"bounds": "[1.0, 0.0]"}), pf.ConfigError, "pipeline.bounds"),
     Case("cli bounds infinite", lambda d: cli_run(d, {"bounds": "[-inf, 1.0]"}), pf.ConfigError, "pipeline.bounds.low"),
     Case("cli confidence 1", lambda d: cli_run(d, {"confidence": "1.0"}), pf.ConfigError, "pipeline.confidence"),
@@ -431,43 +438,49 @@ CASES: list[Case] = [
         "cli column without data",
         lambda d: run_cli(["run", write_config(d), "--demo", "--column", "v"]),
         pf.PrivframeError,
-        "column",
+        "--column",
     ),
-    Case("cli budget mu nan", lambda d: run_cli(["budget", "--mu", "nan"]), pf.BudgetError, "mu"),
-    Case("cli budget mu 0", lambda d: run_cli(["budget", "--mu", "0"]), pf.BudgetError, "mu"),
+    Case("cli budget mu nan", lambda d: run_cli(["budget", "--mu", "nan"]), pf.BudgetError, "--mu"),
+    Case("cli budget mu 0", lambda d: run_cli(["budget", "--mu", "0"]), pf.BudgetError, "--mu"),
     Case(
-        "cli budget delta 1", lambda d: run_cli(["budget", "--epsilon", "1", "--delta", "1"]), pf.BudgetError, "delta"
-    ),
-    Case(
-        "cli budget target delta 0", lambda d: run_cli(["budget", "--mu", "1", "--delta", "0"]), pf.BudgetError, "delta"
+        "cli budget delta 1", lambda d: run_cli(["budget", "--epsilon", "1", "--delta", "1"]), pf.BudgetError, "--delta"
     ),
     Case(
-        "cli audit unknown mechanism", lambda d: run_cli(["audit", "gausian", "--mu", "1"]), pf.ConfigError, "mechanism"
+        "cli budget target delta 0",
+        lambda d: run_cli(["budget", "--mu", "1", "--delta", "0"]),
+        pf.BudgetError,
+        "--delta",
     ),
-    Case("cli audit mu 0", lambda d: run_cli(["audit", "gaussian", "--mu", "0"]), pf.BudgetError, "mu"),
     Case(
-        "cli audit epsilon nan", lambda d: run_cli(["audit", "laplace", "--epsilon", "nan"]), pf.BudgetError, "epsilon"
+        "cli audit unknown mechanism", lambda d: run_cli(["audit", "gausian", "--mu", "1"]), pf.ConfigError, "MECHANISM"
+    ),
+    Case("cli audit mu 0", lambda d: run_cli(["audit", "gaussian", "--mu", "0"]), pf.BudgetError, "--mu"),
+    Case(
+        "cli audit epsilon nan",
+        lambda d: run_cli(["audit", "laplace", "--epsilon", "nan"]),
+        pf.BudgetError,
+        "--epsilon",
     ),
     Case(
         "cli audit delta 1",
         lambda d: run_cli(["audit", "laplace", "--epsilon", "1", "--delta", "1"]),
         pf.BudgetError,
-        "delta",
+        "--delta",
     ),
-    Case("cli audit no budget", lambda d: run_cli(["audit", "gaussian"]), pf.PrivframeError, "budget"),
+    Case("cli audit no budget", lambda d: run_cli(["audit", "gaussian"]), pf.PrivframeError, "--mu/--epsilon"),
     Case(
         "cli audit two budgets",
         lambda d: run_cli(["audit", "gaussian", "--mu", "1", "--epsilon", "1"]),
         pf.PrivframeError,
-        "budget",
+        "--mu --epsilon",
     ),
     Case(
         "cli audit samples",
         lambda d: run_cli(["audit", "gaussian", "--mu", "1", "--samples", "5"]),
         pf.PrivframeError,
-        "samples",
+        "--samples",
     ),
-    Case("cli audit wrong unit", lambda d: run_cli(["audit", "laplace", "--mu", "1"]), pf.BudgetError, "budget"),
+    Case("cli audit wrong unit", lambda d: run_cli(["audit", "laplace", "--mu", "1"]), pf.BudgetError, "--mu"),
 ]
 
 

@@ -283,3 +283,162 @@ def test_the_installed_command_reports_each_input_error_on_one_line_with_status_
         assert "Traceback" not in done.stderr
         assert "26,5" not in done.stderr
         assert "1_000" not in done.stderr
+
+
+# -- pure budgets, and errors in the command line's terms (issue 30, CLI) -------------------------------------
+
+
+def test_budget_converts_a_pure_epsilon_alone(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["budget", "--epsilon", "5", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out == {"epsilon": 5.0, "delta": 0.0, "mu": pytest.approx(accounting.pure_dp_gdp_mu(5.0), rel=1e-12)}
+    assert main(["budget", "--epsilon", "1"]) == 0
+    assert capsys.readouterr().out == "every 1-DP mechanism is 1.23204-GDP, and (1, delta)-DP for every delta\n"
+    # the earlier forms are unchanged
+    main(["budget", "--epsilon", "1", "--delta", "1e-5", "--json"])
+    assert set(json.loads(capsys.readouterr().out)) == {"epsilon", "delta", "mu"}
+    assert main(["budget", "--epsilon", "-1"]) == 2
+    assert capsys.readouterr().err.startswith("privframe: error: --epsilon: must be a finite number > 0")
+
+
+PYTHON_SPELLINGS = ("pf.", "budget=", "bounds=", "=None", "=True", "=False", "(...)", "privframe.privacy")
+
+
+def _pipeline_file(
+    directory: Path, name: str, body: str, *, statistic: str = "mean", bounds: str = "[0.0, 1.0]"
+) -> str:
+    path = directory / f"{name}.toml"
+    path.write_text(f'[pipeline]\nstatistic = "{statistic}"\nbounds = {bounds}\n{body}\n', encoding="utf-8")
+    return str(path)
+
+
+def _cli_error_cases(d: Path) -> list[tuple[list[str], str]]:
+    """(argv, the start of its error line after "privframe: error: ") for errors raised below the CLI."""
+    gdp = '[pipeline.budget]\nunit = "gdp"\nmu = 1.0'
+    pure = '[pipeline.budget]\nunit = "pure-dp"\nepsilon = 1.0'
+    approx = '[pipeline.budget]\nunit = "approx-dp"\nepsilon = 1.0\ndelta = 1e-7'
+    return [
+        (
+            ["audit", "laplace", "--mu", "1"],
+            "--mu: the Laplace mechanism is calibrated in epsilon; give --epsilon E [--delta D]",
+        ),
+        (
+            ["audit", "exponential", "--mu", "1"],
+            "--mu: the exponential mechanism is calibrated in epsilon; give --epsilon E",
+        ),
+        (["audit", "gaussian", "--epsilon", "1", "--delta", "0.5"], "--delta: must satisfy 0 <= delta <= 0.1"),
+        (["audit", "ptr-gdp", "--mu", "1"], "--delta: ptr-gdp needs delta > 0"),
+        (["audit", "gaussian", "--mu", "1", "--option", "foo=1"], "--option foo: unknown option"),
+        (
+            ["audit", "exponential", "--epsilon", "1", "--statistic", "quantile", "--statistic-option", "q=2"],
+            "--statistic-option q: must be a number in (0, 1)",
+        ),
+        (["audit", "gausian", "--mu", "1"], "MECHANISM: unknown mechanism 'gausian'"),
+        (["audit", "gaussian"], "--mu/--epsilon: give the claimed budget"),
+        (["budget", "--mu", "1", "--gdp-delta", "0.5"], "--gdp-delta: must satisfy 0 <= delta <= 0.1"),
+        (["budget", "--mu", "1", "--delta", "2"], "--delta: must satisfy 0 < delta <= 0.1"),
+        (["budget"], "--mu/--epsilon: give --mu"),
+        (["demo", "--mu", "0"], "--mu: must be a finite number > 0"),
+        (["plugins", "--explain", "nosuch"], "--explain: unknown statistic 'nosuch'"),
+        (["run", str(d / "missing.toml"), "--demo"], "CONFIG: cannot read"),
+        (["run", _pipeline_file(d, "a", f'method = "cr-gs"\n{gdp}'), "--demo", "--column", "x"], "--column: only"),
+        (
+            ["run", _pipeline_file(d, "b", f'method = "subsampling"\n{gdp}'), "--demo"],
+            "pipeline.budget: method 'subsampling' is a non-private reference; "
+            "leave the budget out of the pipeline file",
+        ),
+        (
+            ["run", _pipeline_file(d, "c", f'method = "cr-ss"\n{gdp}', statistic="median"), "--demo"],
+            'pipeline.budget: cr-ss gives (mu, delta)-GDP, not pure mu-GDP; pass { unit = "gdp", mu = M, delta = D }',
+        ),
+        (
+            ["run", _pipeline_file(d, "e", f'method = "privboot"\n{pure}'), "--demo"],
+            "pipeline.budget: a GDP method cannot honour pure epsilon-DP; "
+            'give { unit = "approx-dp", epsilon = E, delta = D }',
+        ),
+        (
+            ["run", _pipeline_file(d, "g", f'method = "privboot"\n{gdp}'), "--demo"],
+            "pipeline.budget: privboot's exact accounting proves an (epsilon, delta) guarantee",
+        ),
+        (
+            ["run", _pipeline_file(d, "f", f'method = "blbquant"\n{gdp}', statistic="median"), "--demo"],
+            'pipeline.budget: blbquant is pure epsilon-DP and takes { unit = "pure-dp", epsilon = E }',
+        ),
+        (
+            ["run", _pipeline_file(d, "h", f'method = "cr-gs"\n{gdp}', bounds='"x"'), "--demo"],
+            "pipeline.bounds: expected [low, high], { low = L, high = H } or { radius = R }",
+        ),
+        (
+            [
+                "run",
+                _pipeline_file(d, "i", f'method = "cr-gs"\n{approx}'),
+                "--demo",
+                "--session",
+                str(d / "s.json"),
+                "--session-budget",
+                "mu=3",
+            ],
+            "pipeline.budget: an (epsilon, delta) call cannot be charged to a GDP session; "
+            "use a session file whose --session-budget is epsilon=E,delta=D",
+        ),
+        (
+            [
+                "run",
+                _pipeline_file(d, "k", f'method = {{ name = "privboot", accounting = "asymptotic" }}\n{gdp}'),
+                "--demo",
+                "--session",
+                str(d / "t.json"),
+                "--session-budget",
+                "mu=3",
+            ],
+            "pipeline.method: this pipeline's guarantee holds only asymptotically",
+        ),
+        (
+            ["run", str(d / "a.toml"), "--demo", "--session", str(d / "u.json"), "--session-budget", "mu=-1"],
+            "--session-budget mu: must be",
+        ),
+    ]
+
+
+def test_every_error_below_the_cli_names_the_flag_and_gives_cli_advice(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for argv, start in _cli_error_cases(tmp_path):
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert err.startswith(f"privframe: error: {start}"), (argv, err)
+        assert not [word for word in PYTHON_SPELLINGS if word in err], (argv, err)
+
+
+def test_an_asymptotic_pipeline_is_admitted_to_a_session_only_with_its_flag(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = _pipeline_file(
+        tmp_path,
+        "k",
+        'method = { name = "privboot", accounting = "asymptotic" }\n[pipeline.budget]\nunit = "gdp"\nmu = 1.0',
+    )
+    session = str(tmp_path / "s.json")
+    args = ["run", config, "--demo", "--seed", "1", "--session", session, "--session-budget", "mu=3"]
+    assert main(args) == 2
+    assert "--session-allow-asymptotic" in capsys.readouterr().err
+    assert main([*args, "--session-allow-asymptotic"]) == 0
+    assert "1 call spent 1-GDP of 3-GDP" in capsys.readouterr().out
+    assert main(["run", config, "--demo", "--session-allow-asymptotic"]) == 2
+    assert capsys.readouterr().err.startswith(
+        "privframe: error: --session-allow-asymptotic: only meaningful with --session"
+    )
+
+
+@pytest.mark.skipif(shutil.which("privframe") is None, reason="console script not installed")
+def test_the_installed_command_speaks_cli(tmp_path: Path) -> None:
+    cases = _cli_error_cases(tmp_path)
+    chosen = [cases[0], cases[2], cases[8], cases[15], cases[17]]  # audit, a delta, budget, run: two budgets
+    for argv, start in chosen:
+        done = subprocess.run(["privframe", *argv], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 2, (argv, done.stderr)
+        assert done.stderr.startswith(f"privframe: error: {start}"), (argv, done.stderr)
+        assert not [word for word in PYTHON_SPELLINGS if word in done.stderr], (argv, done.stderr)
+    done = subprocess.run(["privframe", "budget", "--epsilon", "5"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("every 5-DP mechanism is 4.94668-GDP")

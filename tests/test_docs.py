@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+import numpy as np
 import pytest
 
 import privframe as pf
@@ -92,6 +93,32 @@ def test_every_command_and_argument_is_documented(command: str, cli_text: str) -
     assert not missing, f"docs/cli.md, privframe {command}: no bullet for {sorted(missing)}"
     extra = documented - required
     assert not extra, f"docs/cli.md, privframe {command}: bullets for arguments the parser lacks: {sorted(extra)}"
+
+
+def _synopses(text: str) -> dict[str, str]:
+    """The page's opening synopsis (its first code block): command -> its lines, continuations joined."""
+    block = re.search(r"^```text\n(.*?)^```", text, re.MULTILINE | re.DOTALL)
+    assert block, "docs/cli.md opens with no synopsis block"
+    synopses: dict[str, str] = {}
+    command = ""
+    for line in block.group(1).splitlines():
+        start = re.match(r"^privframe (\S+)", line)
+        if start:
+            command = start.group(1)
+            synopses[command] = line
+        elif command:
+            synopses[command] += " " + line.strip()
+    return synopses
+
+
+@pytest.mark.parametrize("command", sorted(_subcommands()))
+def test_the_synopsis_lists_every_option(command: str, cli_text: str) -> None:
+    synopses = _synopses(cli_text)
+    assert command in synopses, f"docs/cli.md's synopsis has no line for 'privframe {command}'"
+    options = {name for name in _documented_arguments(_subcommands()[command]) if name.startswith("-")}
+    listed = set(_LONG_OPTION.findall(synopses[command]))
+    missing = sorted(options - listed)
+    assert not missing, f"docs/cli.md's synopsis of 'privframe {command}' omits {missing}"
 
 
 def test_no_documented_command_is_missing_from_the_parser(cli_text: str) -> None:
@@ -288,3 +315,82 @@ def test_readme_lists_every_standard_part() -> None:
     listed = set(re.findall(r"`([a-z0-9-]+)`", box.group(1)))
     missing = {entry.name for entry in _standard_entries()} - listed
     assert not missing, f"README.md 'What is in the box' does not list {sorted(missing)} (see privframe plugins)"
+
+
+# -- statements that the code decides -------------------------------------------------------------------------
+
+QUICKSTART_MD = DOCS / "quickstart.md"
+CHOOSING_MD = DOCS / "choosing.md"
+
+
+def _prose(text: str) -> str:
+    """A page's text with its blockquote markers dropped and its whitespace collapsed (to find a phrase)."""
+    return " ".join(re.sub(r"^> ?", "", text, flags=re.MULTILINE).split())
+
+
+def test_quickstart_states_the_candidate_rule_of_the_code() -> None:
+    from privframe.pipeline.methodmap import CANDIDATE_RULE, CANDIDATE_RULE_SHORT
+
+    text = _prose(QUICKSTART_MD.read_text(encoding="utf-8"))
+    assert " ".join(CANDIDATE_RULE.split()) in text, "docs/quickstart.md must quote methodmap.CANDIDATE_RULE"
+    assert CANDIDATE_RULE_SHORT in text, "docs/quickstart.md must give what privframe run prints"
+
+
+def test_quickstart_lists_the_dependencies_of_pyproject() -> None:
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    required: dict[str, str] = {}
+    for spec in project["dependencies"]:
+        match = re.fullmatch(r"([A-Za-z0-9_.-]+)\s*>=\s*([0-9.]+)", spec.strip())
+        assert match, f"pyproject dependency {spec!r}: expected 'name>=version'"
+        required[match.group(1).lower()] = match.group(2)
+    install = _prose(QUICKSTART_MD.read_text(encoding="utf-8").split("## Install", 1)[1].split("\n## ", 1)[0])
+    sentence = re.search(r"its dependencies are (.*?)\. From", install)
+    assert sentence, "docs/quickstart.md, Install: no 'its dependencies are ...' sentence"
+    listed = dict(re.findall(r"([A-Za-z0-9_.-]+) \(>= ([0-9.]+)", sentence.group(1)))
+    assert listed == required, f"docs/quickstart.md lists {listed}; pyproject.toml requires {required}"
+    python = re.search(r"needs Python ([0-9.]+) or later", install)
+    assert python, "docs/quickstart.md, Install: no 'needs Python X or later'"
+    assert project["requires-python"] == f">={python.group(1)}"
+
+
+def _refusing(budget: pf.Budget) -> set[str]:
+    """The private standard methods that refuse ``budget`` (a BudgetError), run on 500 records."""
+    x = np.random.default_rng(0).uniform(size=500)
+    refusing: set[str] = set()
+    for entry in _standard_entries():
+        if entry.kind != "method":
+            continue
+        statistic = "mean" if entry.name == "private-variance" else "median"
+        options: dict[str, Any] = {"min_block": 0} if entry.name == "blbquant" else {}  # n = 500 is below it
+        try:  # a private method refuses to run without a budget; a non-private one runs
+            pf.confidence_interval(x, statistic, method=entry.name, budget=None, bounds=(0, 1), rng=1)
+        except pf.BudgetError:
+            pass
+        else:
+            continue
+        try:
+            pf.confidence_interval(x, statistic, method=entry.name, budget=budget, bounds=(0, 1), rng=1, **options)
+        except pf.BudgetError:
+            refusing.add(entry.name)
+    return refusing
+
+
+def _named(page: Path, phrase: str) -> set[str]:
+    text = _prose(page.read_text(encoding="utf-8"))
+    match = re.search(re.escape(phrase) + r" (.*?) only", text)
+    assert match, f"docs/{page.relative_to(DOCS)} does not say '{phrase} ... only'"
+    return set(re.findall(r"`([a-z0-9-]+)`", match.group(1)))
+
+
+def test_the_methods_said_to_refuse_a_pure_budget_are_those_that_do() -> None:
+    refusing = _refusing(pf.PureDP(1.0))
+    assert "cr-gs" not in refusing  # it runs a pure budget with Laplace noise
+    for page in (CONFIGURATION_MD, CHOOSING_MD):
+        assert _named(page, "pure epsilon-DP (`pf.PureDP`) is refused by") == refusing, page.name
+
+
+def test_the_methods_said_to_refuse_a_plain_gdp_budget_are_those_that_do() -> None:
+    refusing = _refusing(pf.GDP(1.0))
+    assert _named(CONFIGURATION_MD, "a plain GDP budget (`pf.GDP(mu)`, no delta) by") == refusing

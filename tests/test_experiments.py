@@ -660,10 +660,18 @@ def test_progress_bar_only_on_a_terminal(capsys: pytest.CaptureFixture[str]) -> 
         bar.close()
     assert piped.getvalue() == ""
     text = terminal.getvalue()
-    assert text.startswith("\rtoy [")
-    assert "2/4 cells" in text
-    assert "left" in text
+    assert text.startswith("\rtoy:")  # tqdm's line: label, percentage, bar, count, elapsed<left, rate
+    assert " 1/4 [" in text  # started at the one resumed cell
+    assert " 2/4 [" in text
+    assert "cells/s" in text
+    assert "<" in text  # elapsed < estimate of the time left
     assert text.endswith("\n")
+    silent = Terminal()
+    bar = E.Progress(4, "toy", stream=silent, enabled=False)
+    bar.start()
+    bar.advance()
+    bar.close()
+    assert silent.getvalue() == ""  # off: nothing, even on a terminal
 
 
 def test_report_lists_commands_seeds_sizes_and_figures(tmp_path: Path) -> None:
@@ -714,9 +722,9 @@ def test_cli_experiment(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     assert main(["experiment", "seed9"]) == 2
     assert "privframe: error: experiment: 'seed9' is neither a built-in" in capsys.readouterr().err
     assert main([*argv, "--n", "3x"]) == 2
-    assert "error: n: expected comma-separated integers" in capsys.readouterr().err
+    assert "error: --n: expected comma-separated integers" in capsys.readouterr().err
     assert main([*argv, "--scheduler", "tcp://127.0.0.1:1"]) == 2
-    assert "error: scheduler: " in capsys.readouterr().err
+    assert "error: --scheduler: " in capsys.readouterr().err
     assert main(["experiment", "all", "--methods", "cr-gs-wor"]) == 2
 
 

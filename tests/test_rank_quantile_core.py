@@ -17,8 +17,9 @@ from scipy import special, stats
 
 import privframe as pf
 from privframe.privacy import accounting
+from privframe.privacy import selection as _sampling
 from privframe_std.mechanisms import exponential
-from privframe_std.methods.rank_quantile import _sampling, budget, core
+from privframe_std.methods.rank_quantile import budget, core
 
 # ---------------------------------------------------------------------------------------------------------
 # helpers

@@ -265,6 +265,74 @@ def test_a_pure_session_admits_exactly_what_basic_composition_fits(x: np.ndarray
     assert not pf.Session(pf.PureDP(1.0)).fits(pf.ApproxDP(0.1, 1e-9))
 
 
+@pytest.mark.parametrize(
+    ("total", "budget", "match"),
+    [
+        # delta alone overflows: epsilon is far from spent, and the message says so rather than "remaining 4-DP"
+        (
+            pf.ApproxDP(5.0, 1e-6),
+            pf.ApproxDP(1.0, 1e-6),
+            r"over its total \(5, 1e-06\)-DP: delta would be 2e-06 > 1e-06; the remaining delta is 0: "
+            r"a pure-epsilon call of up to 4 fits; nothing was run$",
+        ),
+        # epsilon alone overflows: the delta left is offered with the epsilon left
+        (
+            pf.ApproxDP(5.0, 1e-6),
+            pf.ApproxDP(3.0, 1e-7),
+            r": epsilon would be 6 > 5; the remaining epsilon is 2: a call of up to \(2, 9e-07\)-DP fits; "
+            r"nothing was run$",
+        ),
+        # both overflow: both are named
+        (
+            pf.ApproxDP(5.0, 1e-6),
+            pf.ApproxDP(3.0, 1e-6),
+            r": epsilon would be 6 > 5; delta would be 2e-06 > 1e-06; the remaining epsilon is 2, the remaining "
+            r"delta is 0: a pure-epsilon call of up to 2 fits;",
+        ),
+        (pf.PureDP(5.0), pf.PureDP(3.0), r": epsilon would be 6 > 5; the remaining epsilon is 2: a pure-epsilon call"),
+        # mu in a GDP session
+        (
+            pf.GDP(1.0),
+            pf.GDP(0.8),
+            r": mu would be 1.13137 > 1; the remaining mu is 0.6: a call of up to 0.6-GDP fits; nothing was run$",
+        ),
+        # delta in a GDP session: mu is not the cause
+        (
+            pf.GDP(1.0, delta=1e-6),
+            pf.GDP(0.5, delta=1e-6),
+            r": delta would be 2e-06 > 1e-06; the remaining delta is 0: a call of up to 0.866025-GDP fits;",
+        ),
+        # nothing left at all
+        (pf.GDP(1.0), pf.GDP(1.0), r": mu would be 1.41421 > 1; the remaining mu is 0: no further call fits;"),
+    ],
+)
+def test_a_refusal_names_the_component_that_overflows_and_what_fits(
+    x: np.ndarray, total: pf.Budget, budget: pf.Budget, match: str
+) -> None:
+    session = pf.Session(total)
+    _mean(session, x, budget, rng=1)
+    with pytest.raises(pf.BudgetError, match=match) as info:
+        _mean(session, x, budget, rng=2)
+    assert info.value.path == "budget"
+    assert len(session.calls) == 1
+    # What the message offers does fit.
+    message = str(info.value)
+    if "no further call fits" in message:
+        assert session.remaining is None
+        return
+    pure = re.search(r"a pure-epsilon call of up to (\S+) fits", message)
+    gdp = re.search(r"a call of up to \(?([\d.e+-]+)(?:, ([\d.e+-]+)\))?-GDP fits", message)
+    approx = re.search(r"a call of up to \(([\d.e+-]+), ([\d.e+-]+)\)-DP fits", message)
+    if pure:
+        fits: pf.Budget = pf.PureDP(float(pure.group(1)))
+    elif gdp:
+        fits = pf.GDP(float(gdp.group(1)), delta=float(gdp.group(2) or 0.0))
+    else:
+        assert approx is not None
+        fits = pf.ApproxDP(float(approx.group(1)), float(approx.group(2)))
+    assert session.fits(fits)
+
+
 # ---------------------------------------------------------------------------------------------------------
 # The session ledger, failures and errors
 # ---------------------------------------------------------------------------------------------------------
@@ -560,7 +628,7 @@ def test_cli_runs_compose_in_a_session_file(
     assert main(args) == 2  # the total comes from the file; the third run does not fit
     captured = capsys.readouterr()
     assert captured.out == ""
-    assert captured.err.startswith("privframe: error: budget:")
+    assert captured.err.startswith("privframe: error: pipeline.budget:")
     assert "nothing was run" in captured.err
     assert len(pf.Session.open(session).calls) == 2
     assert main([*args, "--session-budget", "mu=2"]) == 2
@@ -577,7 +645,7 @@ def test_cli_session_options_are_checked(
     for spec in ("mu=abc", "mu", "sigma=1", "mu=1,epsilon=1", "delta=1e-6", "mu=1,mu=2", "mu=-1"):
         assert main([*args, "--session", str(session), "--session-budget", spec]) == 2, spec
         err = capsys.readouterr().err
-        assert err.startswith("privframe: error: session-budget"), (spec, err)
+        assert err.startswith("privframe: error: --session-budget"), (spec, err)
     assert not session.exists()
     assert main([*args, "--session", str(session)]) == 2  # a new file needs its total
     assert "session-budget" in capsys.readouterr().err
@@ -623,19 +691,19 @@ def test_cli_sessions_print_their_head_and_take_a_key_and_an_expected_head(
     session.with_name(session.name + ".lock").unlink()
     assert main([*args, "--session-expect-head", later]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("privframe: error: session: the session file was altered")
+    assert err.startswith("privframe: error: --session: the session file was altered")
     assert "does not hold the head you expected" in err
     no_key = [arg for arg in args if arg not in ("--session-key-file", str(key))]
     assert main(no_key) == 2
     assert "sealed with a key" in capsys.readouterr().err
     assert main([*no_key, "--session-expect-head", "abc"]) == 2
-    assert capsys.readouterr().err.startswith("privframe: error: session-expect-head: expected a session head")
+    assert capsys.readouterr().err.startswith("privframe: error: --session-expect-head: expected a session head")
     short = tmp_path / "short.key"
     short.write_bytes(b"short")
     assert main([*no_key, "--session-key-file", str(short)]) == 2
-    assert capsys.readouterr().err.startswith("privframe: error: session-key-file: expected a secret")
+    assert capsys.readouterr().err.startswith("privframe: error: --session-key-file: expected a secret")
     assert main([*no_key, "--session-key-file", str(tmp_path / "missing.key")]) == 2
-    assert capsys.readouterr().err.startswith("privframe: error: session-key-file: cannot read the key file")
+    assert capsys.readouterr().err.startswith("privframe: error: --session-key-file: cannot read the key file")
     plain = ["run", str(config), "--data", str(data)]
     for option, value in (("--session-expect-head", head), ("--session-key-file", str(key))):
         assert main([*plain, option, value]) == 2

@@ -48,7 +48,7 @@ def test_cli_refuses_a_meaningless_delta(tmp_path: Path) -> None:
         check=False,
     )
     assert done.returncode == 2
-    assert done.stderr.startswith("privframe: error: delta: must satisfy 0 <= delta <= 0.1")
+    assert done.stderr.startswith("privframe: error: --delta: must satisfy 0 <= delta <= 0.1")
 
 
 # -- quantile without q ---------------------------------------------------------------------------------------
@@ -120,14 +120,19 @@ def test_quick_experiment_says_when_no_png_was_written(tmp_path: Path) -> None:
 # -- the docs extra -------------------------------------------------------------------------------------------
 
 
-def test_docs_extra_has_mkdocs_and_the_site_needs_nothing_else() -> None:
+def test_docs_extra_installs_the_theme_and_the_site_loads_nothing_from_the_network() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     docs = project["optional-dependencies"]["docs"]
-    assert any(requirement.startswith("mkdocs") for requirement in docs)
+    for package in ("mkdocs", "mkdocs-material", "pymdown-extensions"):
+        assert any(re.match(rf"{package}\b", requirement) for requirement in docs), package
     config = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
-    # No theme or plugin beyond what mkdocs ships: the default theme, no plugins, no markdown extensions.
-    for key in ("theme", "plugins", "markdown_extensions"):
-        assert not re.search(rf"^{key}:", config, re.MULTILINE), key
+    assert re.search(r"^theme:\n\s+name: material", config, re.MULTILINE)
+    # Math is typeset by the KaTeX vendored under docs/, never fetched: the site works offline.
+    for remote in ("http://", "https://cdn", "unpkg"):
+        assert remote not in config, remote
+    for asset in ("javascripts/katex/katex.min.js", "javascripts/katex/katex.min.css"):
+        assert asset in config, asset
+        assert (ROOT / "docs" / asset).is_file(), asset
 
 
 # -- progress on long calls, and the cost of large blbquant runs ------------------------------------------

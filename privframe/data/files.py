@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import glob
 import importlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +19,7 @@ import numpy as np
 
 from privframe._typing import Array
 from privframe.data.arrays import as_data, load_data
-from privframe.errors import ConfigError, DataError
+from privframe.errors import ConfigError, DataError, PrivframeError
 
 __all__ = ["connect", "is_distributed_path", "load_distributed"]
 
@@ -75,13 +75,28 @@ def load_distributed(pattern: str, column: str | None = None, columns: Sequence[
         read, count = _read_csv, _csv_rows
     wanted = None if columns is None else list(columns)
     parts = [dask.delayed(read, pure=True)(file, column, wanted) for file in files]
-    lengths = dask.compute(*[dask.delayed(count, pure=True)(file, column, wanted) for file in files])
+    counted = dask.compute(*[dask.delayed(_rows_or_error, pure=True)(count, file, column, wanted) for file in files])
+    for result in counted:  # the first file's error in sorted order, whichever worker finished first
+        if isinstance(result, PrivframeError):
+            raise result
+    lengths = [int(result) for result in counted]
     tail = () if wanted is None or len(wanted) == 1 else (len(wanted),)
     arrays = [
         dask_array.from_delayed(part, shape=(int(rows), *tail), dtype=np.float64)
         for part, rows in zip(parts, lengths, strict=True)
     ]
     return dask_array.concatenate(arrays)
+
+
+def _rows_or_error(
+    count: Callable[[str, str | None, list[str] | None], int], file: str, column: str | None, columns: list[str] | None
+) -> int | PrivframeError:
+    """``count(file, ...)``, or the error it raised: the files are counted in parallel, and the error reported
+    is the first file's in sorted order, the same on every run."""
+    try:
+        return count(file, column, columns)
+    except PrivframeError as exc:
+        return exc
 
 
 def _read_csv(file: str, column: str | None, columns: list[str] | None) -> Array:

@@ -602,7 +602,7 @@ def _n_grid(value: object, path: str) -> tuple[int, ...]:
         if isinstance(item, float) and item.is_integer():
             item = int(item)
         if isinstance(item, bool) or not isinstance(item, int) or item < 3:
-            raise ConfigError(f"{path}[{i}]: must be an integer >= 3")
+            raise ConfigError("must be an integer >= 3", path=f"{path}[{i}]")
         sizes.append(item)
     if len(set(sizes)) != len(sizes):
         raise ConfigError("sample sizes must be distinct", path=path)

@@ -289,8 +289,8 @@ def select(pipe: Recipe, n: int, assemble: Assemble) -> Any:
         for entry in cell.entries
     )
     raise ConfigError(
-        f"no method of the method map's nearest cell ({cell.statistic}, n = {cell.n}, {cell.budget}) covers "
-        f"within 2 SE of nominal on every variant and accepts {budget} ({measured}); "
+        f"no method of the method map's nearest cell ({cell.statistic}, n = {cell.n}, {cell.budget}) has "
+        f"{methodmap.CANDIDATE_RULE_SHORT} and accepts {budget} ({measured}); "
         f"{_name_a_method(pipe.statistic, budget, pipe.bounds, pipe.registry, assemble)}",
         path=_path(pipe.prefix, "method"),
     )

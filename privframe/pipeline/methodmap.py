@@ -42,6 +42,7 @@ from privframe.privacy.budgets import GDP, ApproxDP, Budget, PureDP
 __all__ = [
     "AUTO",
     "CANDIDATE_RULE",
+    "CANDIDATE_RULE_SHORT",
     "MAP_FORMAT",
     "MAP_FORMATS",
     "SELECTION_RULE",
@@ -121,6 +122,8 @@ def max_misses(trials: int, nominal: float) -> int:
     return misses
 
 
+CANDIDATE_RULE_SHORT = "measured coverage at least nominal - 2 SE on every data variant"
+""":data:`CANDIDATE_RULE` in a phrase, for messages (``privframe run`` and the refusal of ``auto``)."""
 SELECTION_RULE = (
     "the map cell of the same statistic nearest in (ln n, ln mu), among the cells of the budget's unit "
     "(mu: GDP as given; (eps, delta)-DP: the largest mu whose mu-GDP implies it; pure eps-DP: the mu-GDP it "

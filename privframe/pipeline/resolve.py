@@ -106,13 +106,14 @@ class ResolvedPipeline:
     ) -> RunContext[Any]:
         """The run context for a Dask array that stays on the workers (``docs/cluster.md``).
 
-        Only a decomposable statistic with a method whose needs declare ``distributed=True`` accepts it; the
+        A method whose needs declare ``distributed=True`` accepts it with a decomposable statistic, one that
+        declares ``distributed="own"`` (it reads the blocks itself) with any statistic it accepts; the
         statistic's checks of bounds and shape run here on an empty array of the data's shape, so a
         misconfiguration fails before any value is read.
         """
         if not self.needs.distributed:
             raise _refuse_distributed(f"method '{self.names['method']}' needs the data in memory", reg, "method")
-        if not isinstance(self.statistic, DecomposableStatistic):
+        if self.needs.distributed is True and not isinstance(self.statistic, DecomposableStatistic):
             raise _refuse_distributed(f"statistic '{self.statistic.name}' is not decomposable", reg, "statistic")
         empty = self.context(np.zeros((0, *source.shape[1:])), seed, region=region)
         return attrs.evolve(empty, distributed=source)
@@ -125,17 +126,21 @@ def _refuse_distributed(reason: str, reg: PluginRegistry, path: str) -> ConfigEr
         for entry in reg.entries("statistic")
         if all(callable(getattr(entry.factory, attribute, None)) for attribute in ("partial_batch", "combine"))
     ]
-    methods = []
+    methods, own = [], []
     for entry in reg.entries("method"):
         try:
-            if entry.create({}, "method").needs.distributed:
-                methods.append(entry.name)
+            accepts = entry.create({}, "method").needs.distributed
         except (ConfigError, PluginError):
             continue
+        if accepts is True:
+            methods.append(entry.name)
+        elif accepts == "own":
+            own.append(entry.name)
+    reading = f", and with the methods that read the blocks themselves ({', '.join(own)})" if own else ""
     return ConfigError(
         f"{reason}; distributed data (a Dask array) work with decomposable statistics "
         f"({', '.join(statistics) or 'none registered'}) and the methods that accept them "
-        f"({', '.join(methods) or 'none registered'}); otherwise pass a numpy array",
+        f"({', '.join(methods) or 'none registered'}){reading}; otherwise pass a numpy array",
         path=path,
     )
 
@@ -209,7 +214,10 @@ def resolve(
             f"statistic '{statistic_spec.name}' needs public bounds" + (f": {hint}" if isinstance(hint, str) else ""),
             path=path("bounds"),
         )
-    defaults = dict(method.defaults(budget, confidence))
+    try:
+        defaults = dict(method.defaults(budget, confidence))
+    except BudgetError as exc:  # the method refuses the budget: in a pipeline file that is the prefix's budget
+        raise exc.with_prefix(prefix) from exc
     part_defaults = {key: value for key, value in defaults.items() if key not in PART_KINDS}
     parts: dict[str, object] = {}
     names = {"method": name, "statistic": statistic_spec.name}

@@ -166,6 +166,11 @@ def _needs(value: object) -> frozenset[StatisticNeed]:
     return items
 
 
+def _distributed(_: object, __: object, value: object) -> None:
+    if value is not True and value is not False and value != "own":
+        raise PluginError('distributed is True, False or "own"', path="needs")
+
+
 @attrs.frozen
 class MethodNeeds:
     """What a method needs of its parts; the pipeline checks it when it is built, so ``run`` never does.
@@ -183,8 +188,11 @@ class MethodNeeds:
     mechanism_budget : "per-call", "own" or a budget class, default "per-call"
         The kind of budget the method hands its mechanism (see :data:`MechanismBudget`); the pipeline checks
         that the mechanism ``accepts`` it.
-    distributed : bool, default False
-        Whether it accepts a Dask array (with a decomposable statistic) that stays on the workers.
+    distributed : bool or "own", default False
+        Whether it accepts a Dask array that stays on the workers: True with a decomposable statistic (the
+        library evaluates it from per-block partial sums); ``"own"`` when the method reads the blocks itself
+        through ``ctx.distributed`` (as rank-quantile reads per-block counts on its public grid), with any
+        statistic it accepts.
     shift : bool, default True
         Whether it may run in shifted coordinates (an equivariant statistic's data shifted by the public
         lower bound; see :class:`StatisticTraits`). False for a method that hands the data to user code
@@ -200,7 +208,7 @@ class MethodNeeds:
     private: bool = True
     statistic: frozenset[StatisticNeed] = attrs.field(factory=frozenset, converter=_needs)
     mechanism_budget: Any = "per-call"
-    distributed: bool = False
+    distributed: bool | Literal["own"] = attrs.field(default=False, validator=_distributed)
     shift: bool = True
     asymptotic: bool = False
 

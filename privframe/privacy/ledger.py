@@ -6,13 +6,13 @@ accountant's native unit. Accountant plugins compose events; the core only store
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import attrs
 
-from privframe.errors import BudgetError
-from privframe.privacy.budgets import GDP, ApproxDP, Budget, PureDP
+from privframe.errors import BudgetError, ConfigError
+from privframe.privacy.budgets import GDP, ApproxDP, Budget, PureDP, budget_from_table, budget_to_table
 from privframe.privacy.curves import PLD_DISCRETIZATION, budget_pld
 from privframe.privacy.events import PrivacyEvent
 
@@ -85,3 +85,55 @@ class Ledger:
     def asymptotic(self) -> bool:
         """True when any event's guarantee holds only asymptotically (e.g. Dette-Graw's "clt" calibration)."""
         return any(event.asymptotic for event in self.events)
+
+    def to_dict(self, delta: float = 1e-6) -> dict[str, Any]:
+        """The ledger as a table (the ``privacy`` entry of a saved result); :meth:`from_dict` inverts it.
+
+        ``total`` and each event's ``budget`` are budget tables (:func:`~privframe.budget_from_table`); the
+        derived entries, written for readers and ignored when read back, are ``private``, ``asymptotic``,
+        ``summary`` (:meth:`summary` at ``delta``) and ``approx_dp``, the total as ``{"epsilon", "delta"}``
+        at ``delta`` (None when non-private, or when the total's own delta is not below ``delta``).
+
+        Examples
+        --------
+        >>> import privframe as pf
+        >>> ledger = pf.Ledger([pf.PrivacyEvent("center", "gaussian", pf.GDP(1.0))], pf.GDP(1.0), "gdp")
+        >>> table = ledger.to_dict()
+        >>> table["total"], table["summary"], round(table["approx_dp"]["epsilon"], 4)
+        ({'unit': 'gdp', 'mu': 1.0}, '1-GDP = (4.887, 1e-06)-DP', 4.8866)
+        >>> pf.Ledger.from_dict(table) == ledger
+        True
+        """
+        try:
+            approx = None if self.total is None else self.as_approx_dp(delta)
+        except BudgetError:
+            approx = None
+        return {
+            "private": self.private,
+            "total": budget_to_table(self.total),
+            "accountant": self.accountant,
+            "asymptotic": self.asymptotic,
+            "summary": self.summary(delta),
+            "approx_dp": None if approx is None else {"epsilon": approx.epsilon, "delta": approx.delta},
+            "events": [event.to_dict() for event in self.events],
+        }
+
+    @classmethod
+    def from_dict(cls, table: Mapping[str, Any], path: str = "privacy") -> Ledger:
+        """The ledger a :meth:`to_dict` table describes; a malformed table raises ``ConfigError`` at ``path``."""
+        if not isinstance(table, Mapping):
+            raise ConfigError("expected a table", path=path)
+        events = table.get("events", [])
+        if not isinstance(events, list | tuple):
+            raise ConfigError("expected a list of event tables", path=f"{path}.events")
+        total = table.get("total")
+        if total is not None and not isinstance(total, Mapping):
+            raise ConfigError("expected a budget table or null", path=f"{path}.total")
+        accountant = table.get("accountant", "")
+        if not isinstance(accountant, str):
+            raise ConfigError("expected a name", path=f"{path}.accountant")
+        return cls(
+            events=[PrivacyEvent.from_dict(event, f"{path}.events[{i}]") for i, event in enumerate(events)],
+            total=None if total is None else budget_from_table(total, f"{path}.total"),
+            accountant=accountant,
+        )

@@ -9,7 +9,7 @@ from typing import ClassVar
 import attrs
 import numpy as np
 import numpy.typing as npt
-from scipy import optimize, special, stats
+from scipy import special
 
 import privframe.plugin as pp
 from privframe.errors import BudgetError, ConfigError
@@ -43,6 +43,8 @@ def multiplicity_pmf(n: int, m: int) -> tuple[FloatArray, FloatArray]:
     binomial is dominated, for moderate mu0, by resamples made almost entirely of copies of one record
     (``P(K = m) = n^-m``); such events could only ever cost a delta of ``B * 1e-300``.
     """
+    from scipy import stats  # on first use: loading the plugins stays light
+
     lam = m / n
     cap = min(m, math.ceil(lam + 40.0 * math.sqrt(lam + 1.0) + 700.0))
     k = np.arange(cap + 1, dtype=np.float64)
@@ -79,6 +81,8 @@ def effective_rate(mu0: float, n: int, m: int) -> float:
 
 def _clt_mu0(mu_boot: float, B: int, n: int, m: int) -> float:
     """The mu0 solving ``mu_boot^2 = B (E[exp(K K' mu0^2)] - 1)`` (chi^2 is increasing in mu0)."""
+    from scipy import optimize  # on first use: loading the plugins stays light
+
     k, log_pmf = multiplicity_pmf(n, m)
     target = 2.0 * math.log(mu_boot) - math.log(B)
 

@@ -20,7 +20,6 @@ from typing import ClassVar
 import attrs
 import numpy as np
 import numpy.typing as npt
-from scipy import stats
 
 import privframe.plugin as pp
 from privframe.errors import ConfigError, DataError
@@ -94,6 +93,8 @@ def _poisson_table(lam: float) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.
     same for the whole interval, and NaN when a CDF value falls strictly inside it (those draws are
     resolved from further random bits).
     """
+    from scipy import stats  # on first use: loading the plugins stays light
+
     kmax = int(lam + 40.0 * math.sqrt(lam) + 40.0)
     cdf = np.asarray(stats.poisson.cdf(np.arange(kmax + 1), lam), dtype=np.float64)
     cdf[-1] = 1.0

@@ -11,8 +11,9 @@ about half the time, down to zero width). The noise-aware radius
    ``Q_tilde + q_{1 - gamma}`` with ``Q_tilde`` the noisy ``(1 - alpha + gamma)`` quantile of ``R'`` and
    ``q_{1 - gamma}`` the radius noise's upper quantile, so ``P(radius < Q') <= gamma`` and the union bound
    gives coverage ``>= 1 - alpha`` whenever the root quantile does;
-3. is never smaller than the (1 - alpha) quantile of ``||c_i||`` alone (public: the centre noise's own
-   radius), so it never has zero width.
+3. is never smaller than a quantile of ``||c_i||`` alone (public): the alpha quantile for CR-GS, whose
+   convolved quantile is calibrated (a higher floor only over-covers), the (1 - alpha) quantile for CR-SS;
+   so it never has zero width.
 
 Privacy: the ``c_i`` do not depend on the data, so for neighbours ``|R'_i(D) - R'_i(D')| <=
 ||dev_i(D) - dev_i(D')||``, the bound the paper's sensitivity (and the smooth bound of CR-SS) already uses;

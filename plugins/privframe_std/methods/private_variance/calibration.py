@@ -44,11 +44,15 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import attrs
 import numpy as np
 import numpy.typing as npt
-from scipy import interpolate, optimize, special
+from scipy import special
+
+if TYPE_CHECKING:
+    from scipy import interpolate
 
 from privframe_std.methods.private_variance.laws import (
     LAPLACE,
@@ -160,6 +164,8 @@ class HalfWidth:
     """
 
     def __init__(self, n: int, law: NoiseLaw, confidence: float, factor: float, v_top: float) -> None:
+        from scipy import interpolate  # on first use: loading the plugins stays light
+
         self.n = n
         self.law = law
         self.tail = 0.5 * (1.0 - confidence)
@@ -380,6 +386,8 @@ def _worst(
     grid: Array,
     fractions: Array,
 ) -> tuple[float, float]:
+    from scipy import optimize  # on first use: loading the plugins stays light
+
     values = _worst_at(grid, inflation, model, deltas, fractions)
     i = int(np.argmin(values))
     if not refine:
@@ -404,6 +412,8 @@ def calibrate_inflation(
     grid, then (``precise``) checked with the refined search and raised by ``tolerance`` steps until it
     passes. ``precise=False`` (the split search) finds the root on a coarser grid of variances and means
     (:data:`_COARSE_GRID`, :data:`_COARSE_FRACTIONS`) and stops there."""
+    from scipy import optimize  # on first use: loading the plugins stays light
+
     target = model.confidence - CALIBRATION_SLACK
     grid, fractions = (_SIGMA2_GRID, _DELTA_FRACTIONS) if precise else (_COARSE_GRID, _COARSE_FRACTIONS)
 

@@ -40,7 +40,7 @@ import math
 import attrs
 import numpy as np
 import numpy.typing as npt
-from scipy import optimize, special, stats
+from scipy import special
 
 from privframe.errors import BudgetError, ConfigError
 from privframe.privacy import accounting
@@ -80,6 +80,8 @@ Mixture = tuple[FloatArray, FloatArray, float]
 
 def bootstrap_mixture(n: int) -> Mixture:
     """Values k >= 1, weights P(K = k | K >= 1) for K ~ Bin(n, 1/n), and p = P(K >= 1)."""
+    from scipy import stats  # on first use: loading the plugins stays light
+
     p = -math.expm1(n * math.log1p(-1.0 / n)) if n > 1 else 1.0
     kmax = min(n, 120)  # P(K > 120) < 1e-190: below anything a delta can resolve
     k = np.arange(1, kmax + 1, dtype=np.float64)
@@ -192,6 +194,8 @@ class PrivBootPLD:
 
     def epsilon(self, delta: float) -> float:
         """The smallest epsilon with ``delta(epsilon) <= delta``."""
+        from scipy import optimize  # on first use: loading the plugins stays light
+
         if not (0 < delta < 1):
             raise ConfigError("must be a number in (0, 1)", path="delta")
         if self.infinite >= delta:
@@ -270,6 +274,8 @@ def _chernoff_upper(pmf: FloatArray, losses: FloatArray, B: int, threshold: floa
 
 def calibrate_mu0(epsilon: float, delta: float, *, n: int, B: int) -> float:
     """The largest per-release mu_0 whose exact B-fold composition is (epsilon, delta)-DP (bisection)."""
+    from scipy import optimize  # on first use: loading the plugins stays light
+
     if not (math.isfinite(epsilon) and epsilon > 0):
         raise ConfigError("must be a finite number > 0", path="epsilon")
     target = accounting.gdp_mu_for(epsilon, delta)
@@ -309,6 +315,8 @@ def resample_mixture(n: int, m: int) -> Mixture:
     k runs up to the first k_max with ``P(K > k_max) < 1e-300``; the weight left out is ``1 - sum(w)``.
     ``resample_mixture(n, n)`` is the n-out-of-n bootstrap's law (``bootstrap_mixture`` stops at k = 120).
     """
+    from scipy import stats  # on first use: loading the plugins stays light
+
     if n < 1 or m < 1:
         raise ConfigError("need n >= 1 and m >= 1", path="m")
     if n == 1:

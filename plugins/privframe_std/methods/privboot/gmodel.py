@@ -19,7 +19,7 @@ from collections.abc import Iterable, Iterator
 import attrs
 import numpy as np
 import numpy.typing as npt
-from scipy import interpolate, special
+from scipy import special
 
 from privframe.errors import ConfigError, DataError
 
@@ -36,6 +36,8 @@ def natural_spline_basis(x: FloatArray, df: int) -> FloatArray:
     constraints at the boundary knots. Any orthonormal basis of that null space spans the same functions;
     the fitted law does not depend on which one (the penalty ``||a||`` is rotation invariant).
     """
+    from scipy import interpolate  # on first use: loading the plugins stays light
+
     if df < 2:
         raise ConfigError("must be an integer >= 2", path="df")
     x = np.asarray(x, dtype=np.float64)

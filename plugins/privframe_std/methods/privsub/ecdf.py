@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import attrs
@@ -104,3 +105,35 @@ class SubsampleECDF:
         if kind == "basic":
             return 2 * self.center - high, 2 * self.center - low
         raise ConfigError(f"must be one of {', '.join(INTERVAL_KINDS)}", path="interval")
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready table (how a saved result keeps it; :meth:`from_dict` rebuilds the ECDF).
+
+        Examples
+        --------
+        >>> from privframe_std.methods.privsub.ecdf import SubsampleECDF
+        >>> ecdf = SubsampleECDF([0.3, 0.1, 0.2], center=0.2)
+        >>> ecdf.to_dict()
+        {'values': [0.1, 0.2, 0.3], 'center': 0.2, 'quantile_method': 'weibull', 'kind': 'basic'}
+        >>> SubsampleECDF.from_dict(ecdf.to_dict()).interval(0.5) == ecdf.interval(0.5)
+        True
+        """
+        return {
+            "values": self.values.tolist(),
+            "center": float(self.center),
+            "quantile_method": self.quantile_method,
+            "kind": self.kind,
+        }
+
+    @classmethod
+    def from_dict(cls, table: Mapping[str, Any]) -> SubsampleECDF:
+        """The ECDF a :meth:`to_dict` table describes (e.g. ``diagnostics["ecdf"]`` of a loaded result)."""
+        try:
+            return cls(
+                values=table["values"],
+                center=float(table["center"]),
+                quantile_method=str(table.get("quantile_method", "weibull")),
+                kind=str(table.get("kind", "basic")),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ConfigError("expected a table with 'values' and 'center'", path="ecdf") from exc

@@ -29,12 +29,12 @@ from fractions import Fraction
 import attrs
 import numpy as np
 import numpy.typing as npt
-from scipy import special, stats
+from scipy import special
 
 import privframe.plugin as pp
 from privframe.errors import ConfigError, DataError
+from privframe.privacy.selection import exact_choice
 from privframe_std.mechanisms.exponential import grid_points
-from privframe_std.methods.rank_quantile._sampling import exact_choice
 from privframe_std.methods.rank_quantile.budget import GDP_ACCOUNTING, selection_epsilon
 
 __all__ = [
@@ -183,6 +183,8 @@ def miss_bound(depth: int, n: int, p: float, rate: float, log_factor: float) -> 
 
     Returns 0 for ``depth <= 0`` (the end is the bound itself) and 1 for ``depth > n``.
     """
+    from scipy import stats  # on first use: loading the plugins stays light
+
     if depth <= 0:
         return 0.0
     if depth > n:

@@ -15,6 +15,7 @@ import numpy as np
 
 import privframe.plugin as pp
 from privframe.errors import BudgetError, ConfigError, DataError
+from privframe_std.distributed.counts import histogram_distributed
 from privframe_std.methods.rank_quantile import core
 from privframe_std.methods.rank_quantile.budget import GDP_ACCOUNTING, bounded_range_gdp_mu
 
@@ -68,9 +69,14 @@ class RankQuantile:
 
     @property
     def needs(self) -> pp.MethodNeeds:
-        """No sampler and no mechanism part (it selects its ends itself); a quantile statistic."""
+        """No sampler and no mechanism part (it selects its ends itself); a quantile statistic; a Dask array is
+        read as per-block counts on its grid."""
         return pp.MethodNeeds(
-            sampler=None, mechanism=None, statistic={pp.StatisticNeed.QUANTILE}, mechanism_budget="own"
+            sampler=None,
+            mechanism=None,
+            statistic={pp.StatisticNeed.QUANTILE},
+            mechanism_budget="own",
+            distributed="own",
         )
 
     def defaults(self, budget: pp.Budget | None, confidence: float) -> Mapping[str, object]:
@@ -137,7 +143,10 @@ class RankQuantile:
             raise ConfigError(_too_small(n, ctx.budget), path="budget")
         ctx.charge(self._event(plan))
         (rng,) = ctx.generators(1)
-        counts = core.histogram(ctx.data, bounds.low, bounds.high, plan.grid_size)
+        if ctx.distributed is not None:  # a Dask array: counts on the workers, the same integers (docs/cluster.md)
+            counts = histogram_distributed(ctx, bounds.low, bounds.high, plan.grid_size)
+        else:
+            counts = core.histogram(ctx.data, bounds.low, bounds.high, plan.grid_size)
         indices = core.select(counts, plan, rng)
         low, high = core.interval(indices, plan, bounds.low, bounds.high)
         # the centre: the grid point halfway between the two selected ones (post-processing, on the grid)

@@ -1,5 +1,9 @@
 """Exact draws from ``P(i) ~ counts[i] exp(-rate * distances[i])`` with integer distances.
 
+The exact sampler of every exponential-mechanism selection over a public grid: the ``rank-quantile``
+method's ends and :func:`privframe.suggest_bounds`. It lives in the core (beside the exact lattice noise of
+:mod:`privframe.privacy.noise`) so that both use one proven sampler.
+
 This generalises :func:`privframe_std.mechanisms.exponential.exact_piece` (whose distances are the
 piece indices ``|j - q k|``) to a sparse list of classes with arbitrary integer distances, so that the
 cost is the number of distinct distances (at most a few times the grid size) and not the largest distance
@@ -20,6 +24,9 @@ underflow carry a true weight below ``e^-745`` each relative to a top weight >= 
 P positive terms adds at most ``P`` ulp of relative error and the division one more, so each fraction is
 within ``2 (2^-40.9 + (P + 1) 2^-53) + P e^-745`` of the truth, below ``2^-36 + (P + 8) 2^-48``, the bound
 the exponential mechanism uses (:func:`float_error`).
+
+:func:`exponential_index` draws one grid point of a selection whose distances are given per point (the
+class of equal distance exactly, then a point of it uniformly).
 """
 
 from __future__ import annotations
@@ -29,7 +36,7 @@ import decimal
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["UNIFORM_BITS", "exact_choice", "float_error"]
+__all__ = ["UNIFORM_BITS", "exact_choice", "exponential_index", "float_error"]
 
 IntArray = npt.NDArray[np.int64]
 
@@ -88,6 +95,32 @@ def exact_choice(rng: np.random.Generator, counts: IntArray, distances: IntArray
     if below + error <= u and u + 2.0**-UNIFORM_BITS <= above - error:
         return index
     return _refine(rng, counts, shifted, rate, bits)
+
+
+def exponential_index(rng: np.random.Generator, distances: IntArray, rate: float) -> int:
+    """A point index drawn with probability exactly proportional to ``exp(-rate distances[i])``.
+
+    The distinct distances and the number of points at each form the classes of :func:`exact_choice`; the
+    point is then uniform among those of the drawn class (an exact integer draw), so the law is exact.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        The randomness.
+    distances : ndarray of int64, shape (P,)
+        The integer distance (negative utility) of each point, each below 2^53.
+    rate : float
+        ``eps / 2`` for an eps-DP selection with a sensitivity-1 distance; > 0.
+
+    Returns
+    -------
+    int
+        The index of the drawn point, in ``0..P - 1``.
+    """
+    values, sizes = np.unique(distances, return_counts=True)
+    chosen = exact_choice(rng, sizes.astype(np.int64), values.astype(np.int64), rate)
+    members = np.flatnonzero(distances == values[chosen])
+    return int(members[rng.integers(0, members.size)])
 
 
 def _refine(rng: np.random.Generator, counts: IntArray, shifted: IntArray, rate: float, bits: int) -> int:
