@@ -144,7 +144,8 @@ class PrivacyWarning(UserWarning):
 
 class CoverageWarning(UserWarning):
     """A result's coverage was not measured where it was produced (``method="auto"`` below the method map's
-    smallest n), or the result carries no information (the whole range)."""
+    smallest n, or for a quantile level the map did not measure), or the result carries no information (the
+    whole range)."""
 
 
 def caller_stacklevel() -> int:

@@ -9,7 +9,7 @@ to each of them that were as loose:
    quantile, each checked against a quantile of the law it claims, computed here independently of the
    library (Bernoulli data make the resampling law of the mean exactly hypergeometric);
 2. the method map's candidate rule, called (never recomputed) on hand-made coverages at its boundary,
-   and the order of the candidates;
+   on every variant of a cell, and the order of the candidates;
 3. the order in which the partials of a Dask array's data blocks are combined, with more than two data
    blocks and more than two blocks of resamples, on data whose sums change with the order.
 
@@ -336,37 +336,60 @@ def test_the_released_radius_is_the_noisy_quantile_raised_to_the_floor(recording
 
 
 @pytest.mark.parametrize(
-    ("coverage", "trials", "nominal", "candidate"),
+    ("covered", "trials", "nominal", "passes"),
     [
-        # nominal 0.5, 64 trials: SE = sqrt(0.25 / 64) = 1/16 exactly, so nominal - SE = 0.4375 = 28/64 exactly.
-        (28 / 64, 64, 0.5, True),  # exactly at nominal - SE: a candidate (>=, not >)
-        (27 / 64, 64, 0.5, False),  # one trial below
-        (26 / 64, 64, 0.5, False),  # 1.25 SE below: a 2-SE rule would take it
-        (32 / 64, 64, 0.5, True),  # at nominal
-        # nominal 0.75, 48 trials: SE = sqrt(0.1875 / 48) = 1/16 exactly, nominal - SE = 0.6875 = 33/48.
-        (33 / 48, 48, 0.75, True),
-        (32 / 48, 48, 0.75, False),
-        # nominal 0.9, 100 trials: SE 0.03, nominal - SE = 0.87.
-        (0.88, 100, 0.9, True),
-        (0.86, 100, 0.9, False),
-        (0.85, 100, 0.9, False),  # within 2 SE, not within 1
-        (1.0, 100, 0.9, True),
-        (0.0, 100, 0.9, False),
-        (None, 0, 0.9, False),  # nothing measured
+        # The rule was 1 SE in format 1 (one data shape); format 2 applies it to every data variant of a cell, so
+        # it is 2 SE per variant (a method covering exactly at nominal passes 1 SE on each of 16 variants with
+        # probability 0.84^16 = 6%, 2 SE with 0.977^16 = 69%), and the pins moved with it, deliberately.
+        # nominal 0.5, 64 trials: SE = sqrt(0.25 / 64) = 1/16 exactly, so nominal - 2 SE = 0.375 = 24/64 exactly.
+        (24, 64, 0.5, True),  # exactly at nominal - 2 SE: passes (>=, not >)
+        (23, 64, 0.5, False),  # one trial below
+        (22, 64, 0.5, False),  # 2.25 SE below: a 3-SE rule would take it
+        (28, 64, 0.5, True),  # 1 SE below: the format-1 rule's boundary, inside this one
+        (32, 64, 0.5, True),  # at nominal
+        # nominal 0.75, 48 trials: SE = sqrt(0.1875 / 48) = 1/16 exactly, nominal - 2 SE = 0.625 = 30/48.
+        (30, 48, 0.75, True),
+        (29, 48, 0.75, False),
+        # nominal 0.9, 100 trials: SE 0.03, nominal - 2 SE = 0.84.
+        (84, 100, 0.9, True),
+        (83, 100, 0.9, False),
+        (100, 100, 0.9, True),
+        (0, 100, 0.9, False),
+        (0, 0, 0.9, False),  # nothing measured
     ],
 )
-def test_the_candidate_rule_on_hand_made_coverages(
-    coverage: float | None, trials: int, nominal: float, candidate: bool
-) -> None:
-    """The rule the map builder applies (:data:`privframe.pipeline.methodmap.CANDIDATE_RULE`): a candidate
-    when ``coverage >= nominal - sqrt(nominal (1 - nominal) / trials)``, the SE of a method covering exactly at
-    the nominal level. The expected outcomes are written out by hand; the boundary cases sit exactly on
-    ``nominal - SE`` in binary floating point (nominal 0.5 and 0.75 with SE 1/16), so a strict inequality,
-    the SE at the observed coverage (``sqrt(c (1 - c) / trials)``, smaller at 28/64 than at 1/2) or two SEs
-    each change an outcome here. ``test_auto`` only recomputes the rule on the shipped map."""
-    from privframe.experiments.methodmap import _candidate
+def test_the_candidate_rule_on_hand_made_coverages(covered: int, trials: int, nominal: float, passes: bool) -> None:
+    """The rule of one variant (:func:`privframe.pipeline.methodmap.coverage_passes`, part of
+    :data:`~privframe.pipeline.methodmap.CANDIDATE_RULE`): it passes when ``covered / trials >= nominal -
+    2 sqrt(nominal (1 - nominal) / trials)``, the SE of a method covering exactly at the nominal level. The
+    expected outcomes are written out by hand; the boundary cases sit exactly on ``nominal - 2 SE`` in binary
+    floating point (nominal 0.5 and 0.75 with SE 1/16), so a strict inequality, the SE at the observed coverage
+    (``sqrt(c (1 - c) / trials)``, larger at 24/64 than at 1/2), one SE or three each change an outcome here.
+    :func:`~privframe.pipeline.methodmap.max_misses` (early stopping) agrees with it at every count."""
+    from privframe.pipeline.methodmap import coverage_passes, max_misses
 
-    assert _candidate(coverage, trials, nominal) is candidate
+    assert coverage_passes(covered, trials, nominal) is passes
+    if trials:
+        assert (trials - covered <= max_misses(trials, nominal)) is passes
+
+
+def test_the_candidate_rule_needs_every_variant() -> None:
+    """:func:`~privframe.pipeline.methodmap.is_candidate`: a method is a candidate only when every variant of
+    the cell is measured and passes; one variant one trial below the boundary, a variant stopped early, a
+    variant refused or a variant not measured each make it no candidate (nominal 0.5, 64 trials, threshold
+    24 covered as above)."""
+    from privframe.pipeline.methodmap import Measurement, is_candidate
+
+    def m(variant: str, covered: int, **kw: Any) -> Measurement:
+        return Measurement(variant, trials=64, covered=covered, coverage=covered / 64, **kw)
+
+    variants = ("a", "b", "c")
+    assert is_candidate([m("a", 24), m("b", 32), m("c", 64)], variants, 0.5)
+    assert not is_candidate([m("a", 23), m("b", 32), m("c", 64)], variants, 0.5)
+    assert not is_candidate([m("a", 24), m("b", 32), m("c", 40, stopped=64)], variants, 0.5)
+    assert not is_candidate([m("a", 24), m("b", 32), Measurement("c", refused="toy")], variants, 0.5)
+    assert not is_candidate([m("a", 24), m("b", 32)], variants, 0.5)
+    assert not is_candidate([], (), 0.5)
 
 
 RULE_LABELS = ("at-boundary", "one-below", "failed-are-misses", "failed-at-boundary", "at-nominal")
@@ -388,9 +411,9 @@ def _records(covered: int, failed: int) -> tuple[Any, ...]:
 
 def test_the_map_builder_counts_failures_as_misses_and_applies_the_rule() -> None:
     """:func:`build_method_map` on a real (one-trial) experiment whose trial records are replaced by hand-made
-    ones: 64 trials at nominal 0.5 (threshold 28/64 exactly, see above). A trial that released nothing is a
-    miss: 27 covered, 5 failed and 32 missed is coverage 27/64, not a candidate (27/59 = 0.458 of the
-    released intervals would pass), while 28 covered with 8 failed is 28/64, a candidate. Coverage, its SE
+    ones: 64 trials at nominal 0.5 (threshold 24/64 exactly, see above). A trial that released nothing is a
+    miss: 23 covered, 5 failed and 36 missed is coverage 23/64, not a candidate (23/59 = 0.390 of the
+    released intervals would pass), while 24 covered with 8 failed is 24/64, a candidate. Coverage, its SE
     and the failure rate are pinned to those fractions, and the order: candidates by width relative to the
     reference (given here in the opposite order to the mean widths), then the rest by label."""
     config = {
@@ -409,10 +432,10 @@ def test_the_map_builder_counts_failures_as_misses_and_applies_the_rule() -> Non
 
     run = pf.experiments.run(config)
     made = {  # label: (covered, failed, expected coverage, expected candidate, width relative to the reference)
-        "at-boundary": (28, 0, 28 / 64, True, 1.3),
-        "one-below": (27, 0, 27 / 64, False, 0.5),
-        "failed-are-misses": (27, 5, 27 / 64, False, 0.9),
-        "failed-at-boundary": (28, 8, 28 / 64, True, 1.1),
+        "at-boundary": (24, 0, 24 / 64, True, 1.3),
+        "one-below": (23, 0, 23 / 64, False, 0.5),
+        "failed-are-misses": (23, 5, 23 / 64, False, 0.9),
+        "failed-at-boundary": (24, 8, 24 / 64, True, 1.1),
         "at-nominal": (32, 0, 32 / 64, True, 1.2),
     }
     outcomes = dict(run.outcomes)

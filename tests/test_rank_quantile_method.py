@@ -105,6 +105,18 @@ def test_a_small_budget_gives_a_one_sided_interval_when_only_one_end_fits() -> N
     assert event.budget == pf.PureDP(1.0)  # the whole budget on the one selection
 
 
+def test_one_selection_under_an_eps_delta_budget_spends_at_most_eps() -> None:
+    """At n = 100, (1, 1e-6)-DP the plan makes one selection; its pure event is charged as it is, so its
+    epsilon is the budget's (the optimal-composition epsilon 1.0000014 was refused when charged)."""
+    x = np.random.default_rng(5).poisson(3.0, size=100).astype(float)
+    res = pf.confidence_interval(x, "median", method="rank-quantile", budget=pf.ApproxDP(1.0, 1e-6), bounds=(0, 5.2),
+                                 rng=6)  # fmt: skip
+    (event,) = res.privacy.events
+    assert event.count == 1
+    assert event.budget == pf.PureDP(1.0)
+    assert 0.0 <= res.low <= res.high <= 5.2
+
+
 SHAPES = {
     "poisson-ties": (lambda rng, n: rng.poisson(3.0, size=n).astype(float), (0.0, 50.0), 3.0),
     "bimodal": (

@@ -22,10 +22,18 @@ from privframe.experiments.executors import (
 )
 from privframe.experiments.generators import GENERATORS
 from privframe.experiments.levels import BudgetLevel
-from privframe.experiments.methodmap import build_method_map, method_map_table, update_page, write_method_map
+from privframe.experiments.methodmap import (
+    auto_choice,
+    auto_summary,
+    build_method_map,
+    method_map_table,
+    page_summary,
+    update_page,
+    write_method_map,
+)
 from privframe.experiments.metrics import TIMING_COLUMNS, CellSummary
 from privframe.experiments.report import run_all, write_report
-from privframe.experiments.runner import ExperimentResult, Refusal, run
+from privframe.experiments.runner import CostEstimate, ExperimentResult, Refusal, estimate, run
 from privframe.experiments.trial import CellOutcome, TrialRecord
 
 __all__ = [
@@ -38,6 +46,7 @@ __all__ = [
     "CellOutcome",
     "CellSummary",
     "CellTask",
+    "CostEstimate",
     "DaskExecutor",
     "Executor",
     "ExperimentResult",
@@ -48,11 +57,15 @@ __all__ = [
     "Refusal",
     "SerialExecutor",
     "TrialRecord",
+    "auto_choice",
+    "auto_summary",
     "build_method_map",
     "builtin_names",
     "load_experiment",
+    "estimate",
     "make_executor",
     "method_map_table",
+    "page_summary",
     "report_names",
     "run",
     "run_all",

@@ -12,11 +12,12 @@ from typing import Any
 from privframe.errors import ConfigError, PrivframeError
 from privframe.experiments.config import builtin_names
 from privframe.experiments.executors import EXECUTORS
-from privframe.experiments.methodmap import write_method_map
+from privframe.experiments.methodmap import update_page, write_method_map
 from privframe.experiments.plots import matplotlib_available
 from privframe.experiments.report import run_all, write_report
-from privframe.experiments.runner import ExperimentResult, run
+from privframe.experiments.runner import ExperimentResult, estimate, run
 from privframe.experiments.trial import NOTE_PREFIX
+from privframe.pipeline.methodmap import MethodMap
 
 __all__ = ["DEFAULT_OUT", "add_parser", "command"]
 
@@ -51,16 +52,46 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         default=None,
         help="every method of a trial shares the trial's data and resamples (paired comparisons)",
     )
+    p.add_argument(
+        "--variants", metavar="LABELS", help="comma-separated data variants to run (experiments with variants)"
+    )
+    p.add_argument(
+        "--no-early-stop",
+        dest="early_stop",
+        action="store_false",
+        default=None,
+        help="run every trial of every cell even where the config stops cells that can no longer pass",
+    )
     p.add_argument("--out", metavar="DIR", default=DEFAULT_OUT, help=f"output root directory (default: {DEFAULT_OUT})")
-    p.add_argument("--executor", choices=sorted(EXECUTORS), default="serial", help="where cells run (default serial)")
+    p.add_argument(
+        "--executor",
+        choices=sorted(EXECUTORS),
+        default=None,
+        help="where cells run (default: serial, or processes when --workers is above 1)",
+    )
     p.add_argument("--workers", type=int, help="processes or local Dask workers (default: the CPU count)")
     p.add_argument("--scheduler", metavar="ADDRESS", help="address of a running Dask scheduler (with --executor dask)")
     p.add_argument("--resume", action="store_true", help="skip cells already saved under --out with the same settings")
+    p.add_argument(
+        "--saved-only",
+        action="store_true",
+        help="run nothing: tables (and --write-map) from the cells saved under --out so far (a partial result)",
+    )
+    p.add_argument(
+        "--estimate",
+        action="store_true",
+        help="run nothing but a short timing run: print the number of cells and the estimated cost",
+    )
     p.add_argument("--report", metavar="FILE", help="then write the Markdown report of every run under --out")
     p.add_argument(
         "--write-map",
         metavar="FILE",
         help="then write the method map of the results (the data of method='auto') to FILE as JSON",
+    )
+    p.add_argument(
+        "--update-page",
+        metavar="PAGE",
+        help="with --write-map: then rewrite the generated tables of PAGE (docs/choosing.md) from the map written",
     )
     p.add_argument("--json", action="store_true", help="print the results as JSON instead of tables")
     return p
@@ -92,7 +123,7 @@ def _sizes(value: str | None) -> list[int] | None:
 
 
 def _print(result: ExperimentResult, as_json: bool) -> None:
-    if result.out is not None and not matplotlib_available():
+    if result.out is not None and not matplotlib_available() and not result.spec.variants:
         print(
             f"privframe: no {result.spec.name}.png written: plots need the plot extra "
             "(pip install 'privframe[plot]', which installs matplotlib)",
@@ -103,14 +134,15 @@ def _print(result: ExperimentResult, as_json: bool) -> None:
     print(f"{result.spec.name}: {result.spec.title}")
     print(result.table())
     if result.out is not None:
-        files = "results.json, results.csv" + (f", {result.spec.name}.png" if matplotlib_available() else "")
+        plotted = matplotlib_available() and not result.spec.variants
+        files = "results.json, results.csv" + (f", {result.spec.name}.png" if plotted else "")
         print(f"saved in {result.out} ({files}); reproduce with: {result.meta['command']}")
     print()
 
 
 def _report_command(args: argparse.Namespace) -> str:
     words = ["privframe", "experiment", args.experiment, "--out", args.out]
-    for flag in ("trials", "n", "methods", "budget", "seed", "executor", "workers", "scheduler"):
+    for flag in ("trials", "n", "methods", "budget", "variants", "seed", "executor", "workers", "scheduler"):
         value = getattr(args, flag)
         if value is not None and not (flag == "executor" and value == "serial"):
             words += [f"--{flag}", str(value)]
@@ -118,6 +150,8 @@ def _report_command(args: argparse.Namespace) -> str:
         words += ["--compare", args.compare]
     if args.common_random_numbers:
         words.append("--common-random-numbers")
+    if args.early_stop is False:
+        words.append("--no-early-stop")
     if args.resume:
         words.append("--resume")
     words += ["--report", args.report]
@@ -148,20 +182,44 @@ def _cell_failure(exc: Exception) -> int | None:
 def command(args: argparse.Namespace) -> int:
     """Run the ``experiment`` command; returns the exit status (130 when interrupted, 2 or 1 when a trial
     fails with an error other than a counted failure: see :func:`_cell_failure`)."""
+    executor = args.executor
+    if executor is None:
+        executor = "processes" if args.workers is not None and args.workers > 1 else "serial"
     options: dict[str, Any] = {
         "trials": args.trials,
         "n": _sizes(args.n),
         "seed": args.seed,
         "out": args.out,
-        "executor": args.executor,
+        "executor": executor,
         "workers": args.workers,
         "scheduler": args.scheduler,
         "resume": args.resume,
     }
     methods, budgets = _list(args.methods, "methods"), _list(args.budget, "budget")
+    if args.update_page is not None and args.write_map is None:
+        raise ConfigError("needs --write-map (the page's tables are made from the map written)", path="update-page")
+    variants = _list(args.variants, "variants")
+    if args.estimate:
+        if args.experiment == "all":
+            raise ConfigError("--estimate applies to one experiment, not 'all'", path="estimate")
+        cost = estimate(
+            args.experiment,
+            trials=args.trials,
+            n=options["n"],
+            methods=methods,
+            budgets=budgets,
+            variants=variants,
+        )
+        print(cost.describe(workers=args.workers or 1))
+        return 0
     results: list[ExperimentResult] = []
     try:
         if args.experiment == "all":
+            if variants is not None or args.saved_only or args.early_stop is not None:
+                raise ConfigError(
+                    "--variants, --saved-only and --no-early-stop apply within one experiment, not with 'all'",
+                    path="variants",
+                )
             if methods is not None or budgets is not None or args.compare is not None:
                 raise ConfigError(
                     "--methods, --budget and --compare apply within one experiment, not with 'all'", path="methods"
@@ -171,7 +229,8 @@ def command(args: argparse.Namespace) -> int:
             results = run_all(on_result=lambda r: _print(r, args.json), **options)
         else:
             comparison = {"compare": args.compare, "common_random_numbers": args.common_random_numbers}
-            results = [run(args.experiment, methods=methods, budgets=budgets, **comparison, **options)]
+            selection = {"variants": variants, "early_stop": args.early_stop, "saved_only": args.saved_only}
+            results = [run(args.experiment, methods=methods, budgets=budgets, **comparison, **selection, **options)]
             _print(results[0], args.json)
     except Exception as exc:
         status = _cell_failure(exc)
@@ -191,6 +250,9 @@ def command(args: argparse.Namespace) -> int:
         command = f"{results[0].meta['command']} --write-map {shlex.quote(args.write_map)}"
         path = write_method_map(results[0], args.write_map, command=command)
         print(f"method map written to {path}", file=sys.stderr if args.json else sys.stdout)
+        if args.update_page is not None:
+            page = update_page(args.update_page, MethodMap.read(path))
+            print(f"tables of {page} regenerated from it", file=sys.stderr if args.json else sys.stdout)
     if args.report is not None:
         path = write_report(Path(args.out), Path(args.report), command=_report_command(args))
         print(f"report written to {path}", file=sys.stderr if args.json else sys.stdout)

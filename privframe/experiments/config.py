@@ -14,10 +14,18 @@ An experiment config is a TOML/JSON file or a mapping with one ``experiment`` ta
     common_random_numbers = false    # every method of a trial shares one run seed (resamples coincide)
     compare = "cr-gs-wor"            # optional: paired differences of every method against this label
     extends = "seed1-mean"           # optional: start from a built-in config (see _extend)
+    early_stop = false               # stop a private cell once its misses rule out the coverage rule
 
     [experiment.data]                # the data-generating process
     generator = "bernoulli"
     p = 0.05
+
+    # ... or, instead of [experiment.data], several data shapes (variants): every method runs on each
+    [[experiment.variants]]
+    label = "poisson-w10"            # a plain name, part of the cell key and of the data seed
+    data = { generator = "shape", shape = "poisson", width = 10 }
+    bounds = [0.0, 17.32]            # optional: default the generator's record_bounds()
+    statistics = ["mean", "median"]  # optional: only methods of these statistics run on it
 
     [experiment.grid]
     n = [2000, 10000, 50000]
@@ -45,6 +53,14 @@ An experiment config is a TOML/JSON file or a mapping with one ``experiment`` ta
 
 Part options may be scipy distributions written as tables, ``{scipy = "norm", scale = 1.5}`` (the
 ``reference`` of the ``ks`` statistic).
+
+Variants. With ``[[experiment.variants]]`` each method runs once per variant that applies to its statistic:
+the variant's data and bounds replace the experiment's data and the method's bounds, and the cell key, the
+data seed and the truth follow the variant (:mod:`privframe.experiments.cells`). Early stopping
+(``early_stop = true``) gives every private cell the coverage rule of the method map
+(:func:`privframe.pipeline.methodmap.coverage_passes` at the method's confidence and the experiment's
+trials): a cell stops after the trial whose misses already exceed what the rule allows at the full trial
+count, so it stops exactly the cells that could no longer pass.
 """
 
 from __future__ import annotations
@@ -62,7 +78,7 @@ import attrs
 
 from privframe._typing import frozen_mapping
 from privframe.errors import BudgetError, ConfigError
-from privframe.experiments.generators import Generator, make_generator
+from privframe.experiments.generators import Generator, make_generator, record_bounds
 from privframe.experiments.levels import BudgetLevel, parse_level
 from privframe.pipeline.build import Pipeline
 from privframe.pipeline.parts import Part
@@ -72,6 +88,7 @@ from privframe.plugin.registry import registry
 __all__ = [
     "ExperimentSpec",
     "MethodSpec",
+    "Variant",
     "builtin_names",
     "load_experiment",
     "report_names",
@@ -90,7 +107,9 @@ _EXPERIMENT_KEYS = (
     "common_random_numbers",
     "compare",
     "extends",
+    "early_stop",
     "data",
+    "variants",
     "grid",
     "defaults",
     "methods",
@@ -120,6 +139,7 @@ _BUILTIN_ORDER = (
     "blbquant-grid",
     "scale-mean",
     "method-map",
+    "method-map-quick",
 )
 
 
@@ -161,6 +181,45 @@ class MethodSpec:
 
 
 @attrs.frozen
+class Variant:
+    """One data shape of an experiment with variants (``[[experiment.variants]]``).
+
+    Attributes
+    ----------
+    label : str
+        A plain name (``"poisson-w10"``), part of the cell key and the data seed.
+    data : mapping
+        ``{"generator": name, **options}``, as ``[experiment.data]``.
+    bounds : tuple of float
+        The public bounds every method takes on this variant (default: the generator's record bounds).
+    statistics : tuple of str or None
+        The statistic names whose methods run on it; None for every statistic.
+    """
+
+    label: str
+    data: Mapping[str, Any] = attrs.field(converter=frozen_mapping)
+    bounds: tuple[float, float] | None = None
+    statistics: tuple[str, ...] | None = None
+
+    def applies_to(self, method: MethodSpec) -> bool:
+        """Whether ``method`` runs on this variant (its statistic is among :attr:`statistics`)."""
+        return self.statistics is None or method.statistic_name in self.statistics
+
+    def generator(self) -> Generator:
+        """The variant's data generator."""
+        options = {k: v for k, v in self.data.items() if k != "generator"}
+        return make_generator(self.data.get("generator"), options, f"experiment.variants.{self.label}.data")
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain values (the variant's entry in a method map)."""
+        return {
+            "data": dict(self.data),
+            "bounds": None if self.bounds is None else list(self.bounds),
+            "statistics": None if self.statistics is None else list(self.statistics),
+        }
+
+
+@attrs.frozen
 class ExperimentSpec:
     """A validated experiment: data, grid, budget levels and methods.
 
@@ -185,6 +244,9 @@ class ExperimentSpec:
     common_random_numbers: bool = False
     compare: str | None = None
     extends: str | None = None
+    variants: tuple[Variant, ...] = ()
+    early_stop: bool = False
+    _memo: dict[tuple[str, str, str | None], Any] = attrs.field(init=False, factory=dict, eq=False, repr=False)
 
     def method(self, label: str) -> MethodSpec:
         """The method with this label."""
@@ -197,15 +259,42 @@ class ExperimentSpec:
         """Method labels in config order."""
         return tuple(m.label for m in self.methods)
 
-    def generator(self) -> Generator:
-        """The data generator."""
+    def variant(self, label: str) -> Variant:
+        """The variant with this label."""
+        for variant in self.variants:
+            if variant.label == label:
+                return variant
+        known = ", ".join(v.label for v in self.variants) or "none"
+        raise ConfigError(f"unknown variant '{label}' (variants: {known})", path="variants")
+
+    def variants_of(self, method: MethodSpec) -> tuple[Variant | None, ...]:
+        """The variants ``method`` runs on: those that apply to its statistic, or ``(None,)`` without variants."""
+        if not self.variants:
+            return (None,)
+        return tuple(v for v in self.variants if v.applies_to(method))
+
+    def data_of(self, variant: Variant | None) -> Mapping[str, Any]:
+        """The data table of a variant (the experiment's own data for None)."""
+        return self.data if variant is None else variant.data
+
+    def generator(self, variant: Variant | None = None) -> Generator:
+        """The data generator (of ``variant``, if given)."""
+        if variant is not None:
+            return variant.generator()
         options = {k: v for k, v in self.data.items() if k != "generator"}
         return make_generator(self.data.get("generator"), options, "experiment.data")
 
-    def pipeline(self, method: MethodSpec, level: BudgetLevel | None) -> Pipeline:
-        """The pipeline of ``method`` at ``level`` (None for non-private methods); validates it."""
+    def table(self, method: MethodSpec, variant: Variant | None = None) -> dict[str, Any]:
+        """The pipeline table of ``method`` (without budget), with the variant's bounds when it has any."""
+        table = dict(method.pipeline)
+        if variant is not None and variant.bounds is not None:
+            table["bounds"] = list(variant.bounds)
+        return table
+
+    def pipeline(self, method: MethodSpec, level: BudgetLevel | None, variant: Variant | None = None) -> Pipeline:
+        """The pipeline of ``method`` at ``level`` (None for non-private methods) on ``variant``; validates it."""
         path = f"experiment.methods.{method.label}"
-        table = dict(materialise(method.pipeline, path))
+        table = dict(materialise(self.table(method, variant), path))
         if method.budget is not None:
             if level is None:
                 raise ConfigError("no budget level is defined (experiment.grid.budgets)", path=f"{path}.budget")
@@ -221,16 +310,17 @@ class ExperimentSpec:
             # A private method without a budget slot, or a reference given one: a config mistake.
             raise ConfigError(exc.message, path=exc.path) from exc
 
-    def truth(self, method: MethodSpec) -> float:
-        """The true value the method's confidence set should contain."""
+    def truth(self, method: MethodSpec, variant: Variant | None = None) -> float:
+        """The true value the method's confidence set should contain (on ``variant``, if given)."""
         if method.truth is not None:
             return method.truth
         statistic = method.pipeline["statistic"]
         options = {k: v for k, v in statistic.items() if k != "name"} if isinstance(statistic, Mapping) else {}
         path = f"experiment.methods.{method.label}"
-        key = json.dumps([dict(self.data), method.statistic_name, options], sort_keys=True, default=repr)
+        data = dict(self.data_of(variant))
+        key = json.dumps([data, method.statistic_name, options], sort_keys=True, default=repr)
         try:
-            return _cached_truth(self, key, method.statistic_name, path)
+            return _cached_truth(self.generator(variant), key, method.statistic_name, path)
         except ConfigError as exc:
             raise exc.with_prefix(path) from exc
 
@@ -245,8 +335,8 @@ class ExperimentSpec:
         """The levels a method runs at: every level if private, once (None) if not."""
         return self.levels if method.budget is not None else (None,)
 
-    def refusal(self, method: MethodSpec, level: BudgetLevel | None) -> str | None:
-        """Why ``method`` refuses to build at ``level`` (``record_refused`` experiments), or None.
+    def refusal(self, method: MethodSpec, level: BudgetLevel | None, variant: Variant | None = None) -> str | None:
+        """Why ``method`` refuses to build at ``level`` on ``variant`` (``record_refused`` experiments), or None.
 
         With ``record_refused``, a pipeline that raises ``BudgetError`` or ``ConfigError`` when it is built
         at a level (a budget or statistic the method refuses) is a *refusal*: that cell is recorded, not run.
@@ -257,45 +347,60 @@ class ExperimentSpec:
         """
         if not self.record_refused or level is None or method.budget is None:
             return None
-        path = f"experiment.methods.{method.label}"
-        _check_parts(materialise(method.pipeline, path), path)
-        try:
-            self.pipeline(method, level)
-        except ConfigError as exc:  # BudgetError arrives as ConfigError (ExperimentSpec.pipeline)
-            return exc.message
-        return None
+        built = self._built(method, level, variant)
+        return built if isinstance(built, str) else None
 
-    def refusals(self) -> dict[tuple[str, str], str]:
-        """``{(method label, level label): reason}`` for every refused cell group (see :meth:`refusal`)."""
-        out: dict[tuple[str, str], str] = {}
+    def _built(self, method: MethodSpec, level: BudgetLevel, variant: Variant | None) -> Pipeline | str:
+        """The pipeline of a private method at a level and variant, or the reason it refuses (memoised)."""
+        key = (method.label, level.label, None if variant is None else variant.label)
+        if key not in self._memo:
+            path = f"experiment.methods.{method.label}"
+            _check_parts(materialise(self.table(method, variant), path), path)
+            try:
+                self._memo[key] = self.pipeline(method, level, variant)
+            except ConfigError as exc:  # BudgetError arrives as ConfigError (ExperimentSpec.pipeline)
+                self._memo[key] = exc.message
+        built: Pipeline | str = self._memo[key]
+        return built
+
+    def refusals(self) -> dict[tuple[str, str, str | None], str]:
+        """``{(method label, level label, variant label or None): reason}`` for every refused cell group
+        (see :meth:`refusal`)."""
+        out: dict[tuple[str, str, str | None], str] = {}
         for method in self.methods:
             for level in self.cells_levels(method):
-                reason = self.refusal(method, level)
-                if reason is not None and level is not None:
-                    out[(method.label, level.label)] = reason
+                for variant in self.variants_of(method):
+                    reason = self.refusal(method, level, variant)
+                    if reason is not None and level is not None:
+                        out[(method.label, level.label, None if variant is None else variant.label)] = reason
         return out
 
-    def size_refusals(self) -> dict[tuple[str, str, int], str]:
-        """``{(method label, level label, n): reason}`` for cells a method refuses at their n alone.
+    def size_refusals(self) -> dict[tuple[str, str, int, str | None], str]:
+        """``{(method label, level label, n, variant label or None): reason}`` for cells a method refuses at
+        their n alone.
 
         With ``record_refused``, a pipeline that builds at a level may still refuse the design at some n
         (:meth:`privframe.Pipeline.check`, e.g. blbquant's blocks too small for its ``min_block``): those
         cells are recorded, not run. Public inputs only: no data are drawn.
         """
-        out: dict[tuple[str, str, int], str] = {}
+        out: dict[tuple[str, str, int, str | None], str] = {}
         if not self.record_refused:
             return out
-        refused = self.refusals()
         for method in self.methods:
             for level in self.cells_levels(method):
-                if level is None or method.budget is None or (method.label, level.label) in refused:
+                if level is None or method.budget is None:
                     continue
-                pipe = self.pipeline(method, level)
-                for n in self.n:
-                    try:
-                        pipe.check(n)
-                    except ConfigError as exc:
-                        out[(method.label, level.label, n)] = exc.message
+                for variant in self.variants_of(method):
+                    pipe = self._built(method, level, variant)
+                    if isinstance(pipe, str):
+                        continue
+                    for n in self.n:
+                        try:
+                            pipe.check(n)
+                        except ConfigError as exc:
+                            out[(method.label, level.label, n, None if variant is None else variant.label)] = (
+                                exc.message
+                            )
         return out
 
     def validate(self) -> None:
@@ -303,12 +408,19 @@ class ExperimentSpec:
 
         Refused cells (``record_refused``) are checked for typos and skipped.
         """
-        self.generator()
+        if self.variants:
+            for each in self.variants:
+                each.generator()
+        else:
+            self.generator()
         for method in self.methods:
-            for level in self.cells_levels(method):
-                if self.refusal(method, level) is None:
-                    self.pipeline(method, level)
-            self.truth(method)
+            for variant in self.variants_of(method):
+                for level in self.cells_levels(method):
+                    if level is None or method.budget is None or not self.record_refused:
+                        self.pipeline(method, level, variant)
+                    else:
+                        self.refusal(method, level, variant)
+                self.truth(method, variant)
 
     def with_overrides(
         self,
@@ -320,15 +432,25 @@ class ExperimentSpec:
         seed: int | None = None,
         compare: str | None = None,
         common_random_numbers: bool | None = None,
+        variants: Sequence[str] | None = None,
+        early_stop: bool | None = None,
     ) -> ExperimentSpec:
-        """A copy with the grid narrowed or resized (``--trials``, ``--n``, ``--methods``, ``--budget``, ``--seed``)
-        or compared differently (``--compare``, ``--common-random-numbers``).
+        """A copy with the grid narrowed or resized (``--trials``, ``--n``, ``--methods``, ``--budget``, ``--seed``,
+        ``--variants``) or compared differently (``--compare``, ``--common-random-numbers``, ``--no-early-stop``).
 
         ``methods`` selects by label or by registered method name; the references of the selected
         methods are kept too (the relative width needs them), and so is the ``compare`` baseline.
-        ``budgets`` selects levels by label.
+        ``budgets`` selects levels by label, ``variants`` variants by label.
         """
         spec = self
+        if variants is not None:
+            if not self.variants:
+                raise ConfigError("this experiment has no variants", path="variants")
+            for label in variants:
+                self.variant(label)
+            spec = attrs.evolve(spec, variants=tuple(v for v in self.variants if v.label in set(variants)))
+        if early_stop is not None:
+            spec = attrs.evolve(spec, early_stop=bool(early_stop))
         if compare is not None:
             if compare not in self.labels():
                 raise ConfigError(f"expected a method label ({', '.join(sorted(self.labels()))})", path="compare")
@@ -384,7 +506,7 @@ def _check_parts(table: Mapping[str, Any], path: str) -> None:
 _TRUTHS: dict[str, float] = {}
 
 
-def _cached_truth(spec: ExperimentSpec, key: str, statistic: str, path: str) -> float:
+def _cached_truth(generator: Generator, key: str, statistic: str, path: str) -> float:
     """Truths can take a second (quadrature, optimisation): compute each (data, statistic, options) once.
 
     The statistic computes its own population value from the generator's law (``pp.PopulationStatistic``).
@@ -397,7 +519,7 @@ def _cached_truth(spec: ExperimentSpec, key: str, statistic: str, path: str) -> 
                 f"statistic '{statistic}' does not know its population value; give the method's truth explicitly",
                 path="truth",
             )
-        _TRUTHS[key] = float(part.population_value(spec.generator().population()))
+        _TRUTHS[key] = float(part.population_value(generator.population()))
     return _TRUTHS[key]
 
 
@@ -584,6 +706,57 @@ def _extend(exp: Mapping[str, Any]) -> dict[str, Any]:
     return merged
 
 
+def _variants(items: object) -> tuple[Variant, ...]:
+    """Read ``[[experiment.variants]]``: a label, a data table, optional bounds and statistics each."""
+    if items is None:
+        return ()
+    out: list[Variant] = []
+    for i, table in enumerate(_by_label(items, "experiment.variants")):
+        path = f"experiment.variants[{i}]"
+        for key in table:
+            if key not in ("label", "data", "bounds", "statistics"):
+                raise ConfigError("unknown key (expected label, data, bounds, statistics)", path=f"{path}.{key}")
+        label = table["label"]
+        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._=-]*", label):
+            raise ConfigError("must be a plain name (letters, digits, '.', '_', '=', '-')", path=f"{path}.label")
+        if "data" not in table:
+            raise ConfigError("missing", path=f"{path}.data")
+        data = _table(table["data"], f"{path}.data")
+        generator = make_generator(
+            data.get("generator"), {k: v for k, v in data.items() if k != "generator"}, f"{path}.data"
+        )
+        bounds: tuple[float, float] | None
+        if "bounds" in table:
+            value = table["bounds"]
+            if (
+                not isinstance(value, Sequence)
+                or isinstance(value, str)
+                or len(value) != 2
+                or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)
+                or not value[0] < value[1]
+            ):
+                raise ConfigError("expected [low, high] with low < high", path=f"{path}.bounds")
+            bounds = (float(value[0]), float(value[1]))
+        else:
+            bounds = record_bounds(generator)
+        statistics = table.get("statistics")
+        if statistics is not None:
+            if (
+                not isinstance(statistics, Sequence)
+                or isinstance(statistics, str)
+                or not statistics
+                or not all(isinstance(v, str) for v in statistics)
+            ):
+                raise ConfigError("expected a non-empty list of statistic names", path=f"{path}.statistics")
+            statistics = tuple(statistics)
+        out.append(Variant(label, data, bounds, statistics))
+    if len({v.label for v in out}) != len(out):
+        raise ConfigError("labels must be distinct", path="experiment.variants")
+    if not out:
+        raise ConfigError("needs at least one variant", path="experiment.variants")
+    return tuple(out)
+
+
 def parse_experiment(config: Mapping[str, Any], source: str = "") -> ExperimentSpec:
     """Validate a config mapping ``{"experiment": {...}}`` and build the spec (pipelines included).
 
@@ -597,9 +770,11 @@ def parse_experiment(config: Mapping[str, Any], source: str = "") -> ExperimentS
             raise ConfigError(f"unknown key (expected one of {', '.join(_EXPERIMENT_KEYS)})", path=f"experiment.{key}")
     if "extends" in exp:
         exp = _extend(exp)
-    for key in ("name", "trials", "data", "grid", "methods"):
+    for key in ("name", "trials", "grid", "methods"):
         if key not in exp:
             raise ConfigError("missing", path=f"experiment.{key}")
+    if "data" not in exp and "variants" not in exp:
+        raise ConfigError("missing", path="experiment.data")
     name = _string(exp["name"], "experiment.name")
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name) or ".." in name:
         # The name becomes a folder under --out: no separators, no "..", nothing absolute.
@@ -613,7 +788,11 @@ def parse_experiment(config: Mapping[str, Any], source: str = "") -> ExperimentS
         raise ConfigError("expected true or false", path="experiment.measure_memory")
     record_refused = _flag(exp, "record_refused")
     common = _flag(exp, "common_random_numbers")
-    data = _table(exp["data"], "experiment.data")
+    early_stop = _flag(exp, "early_stop")
+    variants = _variants(exp.get("variants"))
+    if variants and "data" in exp:
+        raise ConfigError("give either [experiment.data] or [[experiment.variants]], not both", path="experiment.data")
+    data = _table(exp["data"], "experiment.data") if not variants else {}
     grid = _table(exp["grid"], "experiment.grid")
     for key in grid:
         if key not in ("n", "budgets"):
@@ -685,8 +864,17 @@ def parse_experiment(config: Mapping[str, Any], source: str = "") -> ExperimentS
         common_random_numbers=common,
         compare=compare,
         extends=exp.get("extends"),
+        variants=variants,
+        early_stop=early_stop,
     )
-    spec.generator()
+    if not variants:
+        spec.generator()
+    for method in spec.methods:
+        if not spec.variants_of(method):
+            raise ConfigError(
+                f"no variant applies to its statistic '{method.statistic_name}'",
+                path=f"experiment.methods.{method.label}",
+            )
     return spec
 
 

@@ -13,6 +13,9 @@ Definitions (documented in docs/experiments.md):
   of the same n; trials where either failed, or the reference width is 0, are left out);
 - ``median_ms``: median wall time of successful calls; ``peak_mib``: largest peak traced memory;
 - ``failure_rate``: share of trials that raised ``SamplerRejected`` or ``PTRFailed``;
+- ``variant``: the data variant of the cell (experiments with ``[[experiment.variants]]``), ``stopped``: the
+  trials after which an early-stopping cell was stopped because it could no longer pass (``trials`` then
+  counts the trials run);
 - ``width_diff``, ``coverage_diff`` (experiments with ``compare = BASELINE``): means over the
   ``compare_pairs`` trials in which both this cell and the baseline's cell at the same n (and budget
   level, unless the baseline is non-private) released, of ``width - baseline width`` and of
@@ -24,6 +27,8 @@ Definitions (documented in docs/experiments.md):
 
 from __future__ import annotations
 
+import copy
+import json
 import math
 import statistics
 from collections.abc import Mapping, Sequence
@@ -79,6 +84,8 @@ class CellSummary:
     width_diff_se: float | None = None
     coverage_diff: float | None = None
     coverage_diff_se: float | None = None
+    variant: str | None = None
+    stopped: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The row as plain values (None for undefined entries)."""
@@ -121,6 +128,9 @@ def _options(part: object) -> dict[str, Any]:
     return {f.name: _plain(getattr(part, f.name)) for f in attrs.fields(cls) if f.init and not f.name.startswith("_")}
 
 
+_DESCRIBED: dict[str, dict[str, Any]] = {}
+
+
 def describe_pipeline(task: CellTask) -> dict[str, Any]:
     """What a cell ran, as plain values: every part's registered name and resolved options.
 
@@ -129,6 +139,13 @@ def describe_pipeline(task: CellTask) -> dict[str, Any]:
     parts were built with (the method's defaults applied), the parts the method does not use left out,
     and ``method = "auto"`` replaced by the method it chooses at the cell's n.
     """
+    key = json.dumps([task.cell.method, task.pipeline, task.cell.n], sort_keys=True, default=repr)
+    if key not in _DESCRIBED:
+        _DESCRIBED[key] = _describe(task)
+    return copy.deepcopy(_DESCRIBED[key])
+
+
+def _describe(task: CellTask) -> dict[str, Any]:
     path = f"experiment.methods.{task.cell.method}"
     resolved = Pipeline.from_dict(materialise(task.pipeline, path), prefix=path).select(task.cell.n).resolve()
     parts: dict[str, object] = {"method": resolved.method, "statistic": resolved.statistic, **resolved.parts}
@@ -242,4 +259,6 @@ def summarise(
         pipeline=described,
         parameters=dict(outcome.parameters),
         **compared,
+        variant=task.cell.variant,
+        stopped=outcome.stopped,
     )

@@ -64,7 +64,8 @@ def table_cells(rows: Sequence[CellSummary]) -> tuple[list[str], list[list[str]]
 
     A peak-memory column is added when any row measured it, a ``vs oracle`` column when the experiment
     states an oracle width, and ``Δwidth`` and ``Δcov`` (paired differences against the ``compare``
-    baseline, ± 1 SE) when any row has them.
+    baseline, ± 1 SE) when any row has them. With variants the method column reads ``label @ variant``, and a
+    cell stopped early shows its trials as ``37 (stopped)``.
     """
     memory = any(r.peak_mib is not None for r in rows)
     oracle = any(r.oracle_ratio is not None for r in rows)
@@ -75,9 +76,9 @@ def table_cells(rows: Sequence[CellSummary]) -> tuple[list[str], list[list[str]]
     for r in rows:
         line = [
             r.budget,
-            r.method,
+            r.method if r.variant is None else f"{r.method} @ {r.variant}",
             str(r.n),
-            str(r.trials),
+            str(r.trials) if r.stopped is None else f"{r.trials} (stopped)",
             _coverage(r),
             _g(r.mean_width),
             _g(r.width_sd, 3),

@@ -23,7 +23,7 @@ from privframe.experiments.plots import plot_experiment
 from privframe.experiments.store import CellStore, write_json_atomic
 from privframe.experiments.trial import CellOutcome, run_cell
 
-__all__ = ["ExperimentResult", "Refusal", "run"]
+__all__ = ["CostEstimate", "ExperimentResult", "Refusal", "estimate", "run"]
 
 ExperimentLike = str | Path | Mapping[str, Any] | ExperimentSpec
 
@@ -47,6 +47,8 @@ class Refusal:
         The refusal's message (public: it names a rule, never data).
     n : int or None
         The sample size refused, or None when the level is refused at every n.
+    variant : str or None
+        The data variant (experiments with variants), else None.
     """
 
     method: str
@@ -55,15 +57,20 @@ class Refusal:
     budget: str
     reason: str
     n: int | None = None
+    variant: str | None = None
 
     def describe(self) -> str:
-        """``method at level[, n = N] (reason)``, for tables and reports."""
+        """``method at level[, n = N][ on variant] (reason)``, for tables and reports."""
         where = self.budget if self.n is None else f"{self.budget}, n = {self.n}"
-        return f"{self.method} at {where} ({self.reason})"
+        on = "" if self.variant is None else f" on {self.variant}"
+        return f"{self.method} at {where}{on} ({self.reason})"
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain values."""
-        return attrs.asdict(self)
+        """Plain values (``variant`` only when set)."""
+        out = attrs.asdict(self)
+        if self.variant is None:
+            del out["variant"]
+        return out
 
 
 @attrs.frozen
@@ -99,7 +106,12 @@ class ExperimentResult:
                 f"Δwidth, Δcov: paired differences method - {self.spec.compare} over the trials in which "
                 "both released, ± 1 SE"
             )
-        lines += [f"refused: {r.describe()}" for r in self.refused]
+        lines += [f"refused: {r.describe()}" for r in _collapsed(self.refused)]
+        missing = self.meta.get("missing_cells")
+        if missing:
+            lines.append(
+                f"not run: {missing} of {self.meta.get('cells')} cells (--saved-only: only saved cells are shown)"
+            )
         return "\n".join(lines)
 
     def comparable_rows(self) -> list[dict[str, Any]]:
@@ -113,6 +125,14 @@ class ExperimentResult:
             "rows": [row.to_dict() for row in self.rows],
             "refused": [refusal.to_dict() for refusal in self.refused],
         }
+
+
+def _collapsed(refused: Sequence[Refusal]) -> list[Refusal]:
+    """Refusals for printing: those that differ only in the variant are shown once, without it."""
+    groups: dict[tuple[str, str, int | None, str], list[Refusal]] = {}
+    for r in refused:
+        groups.setdefault((r.method, r.budget, r.n, r.reason), []).append(r)
+    return [rs[0] if len(rs) == 1 else attrs.evolve(rs[0], variant=None) for rs in groups.values()]
 
 
 def _csv(values: Sequence[object]) -> str:
@@ -134,6 +154,10 @@ def equivalent_command(
         words += ["--compare", spec.compare]
     if spec.common_random_numbers and not base.common_random_numbers:
         words.append("--common-random-numbers")
+    if [v.label for v in spec.variants] != [v.label for v in base.variants]:
+        words += ["--variants", _csv([v.label for v in spec.variants])]
+    if base.early_stop and not spec.early_stop:
+        words.append("--no-early-stop")
     if executor != "serial":
         words += ["--executor", executor]
         if workers is not None:
@@ -142,18 +166,20 @@ def equivalent_command(
 
 
 def _rows(spec: ExperimentSpec, tasks: list[CellTask], outcomes: Mapping[str, CellOutcome]) -> list[CellSummary]:
-    by_cell = {(t.cell.method, t.cell.budget, t.cell.n): t for t in tasks}
+    by_cell = {(t.cell.method, t.cell.budget, t.cell.n, t.cell.variant): t for t in tasks}
 
     def partner(label: str | None, task: CellTask) -> CellOutcome | None:
-        """The outcome of ``label``'s cell at this n: at this budget level, or its non-private cell."""
+        """The outcome of ``label``'s cell at this n (and variant): at this budget level, or its non-private cell."""
         if label is None:
             return None
         budget = task.cell.budget if spec.method(label).budget is not None else NON_PRIVATE
-        other = by_cell.get((label, budget, task.cell.n))
+        other = by_cell.get((label, budget, task.cell.n, task.cell.variant))
         return outcomes.get(other.cell.key) if other is not None else None
 
     rows = []
     for task in tasks:
+        if task.cell.key not in outcomes:
+            continue  # not run (a partial result built from the saved cells)
         ref_outcome = partner(spec.method(task.cell.method).reference, task)
         baseline = partner(spec.compare, task) if task.cell.method != spec.compare else None
         rows.append(
@@ -184,11 +210,14 @@ def run(
     seed: int | None = None,
     compare: str | None = None,
     common_random_numbers: bool | None = None,
+    variants: Sequence[str] | None = None,
+    early_stop: bool | None = None,
     out: str | Path | None = None,
     executor: str | Executor = "serial",
     workers: int | None = None,
     scheduler: str | None = None,
     resume: bool = False,
+    saved_only: bool = False,
     progress: bool | None = None,
     on_cell: Callable[[CellOutcome], None] | None = None,
 ) -> ExperimentResult:
@@ -204,6 +233,9 @@ def run(
     compare, common_random_numbers : optional
         Overrides of the config's ``compare`` (a method label: paired differences of every method against
         it) and ``common_random_numbers`` (every method of a trial shares the run seed).
+    variants, early_stop : optional
+        Variant labels to run (experiments with ``[[experiment.variants]]``), and an override of the config's
+        ``early_stop``.
     out : str or Path, optional
         Output root: each finished cell is saved at once under ``out/<name>/cells/``, and
         ``results.json``, ``results.csv`` and (with the ``plot`` extra) ``<name>.png`` are written at
@@ -216,6 +248,9 @@ def run(
         A Dask scheduler address (``executor="dask"`` only); default a local cluster.
     resume : bool
         Skip cells already saved under ``out`` with identical settings.
+    saved_only : bool
+        Run nothing: the result holds the cells saved under ``out`` with identical settings (``resume``
+        implied), and ``meta["missing_cells"]`` counts the others (a partial result, e.g. of a run still going).
     progress : bool, optional
         Draw a progress bar on standard error; default only when it is a terminal.
     on_cell : callable, optional
@@ -245,8 +280,11 @@ def run(
         seed=seed,
         compare=compare,
         common_random_numbers=common_random_numbers,
+        variants=variants,
+        early_stop=early_stop,
     )
     spec.validate()
+    resume = resume or saved_only
     runner = make_executor(executor, workers=workers, scheduler=scheduler)
     if resume and out is None:
         raise ConfigError("needs an output directory (out)", path="resume")
@@ -254,11 +292,11 @@ def run(
     store = None if directory is None else CellStore(directory, __version__)
     tasks = expand(spec)
     refused = tuple(
-        Refusal(label, spec.method(label).method_name, spec.method(label).statistic_name, level, reason)
-        for (label, level), reason in spec.refusals().items()
+        Refusal(label, spec.method(label).method_name, spec.method(label).statistic_name, level, reason, None, variant)
+        for (label, level, variant), reason in spec.refusals().items()
     ) + tuple(
-        Refusal(label, spec.method(label).method_name, spec.method(label).statistic_name, level, reason, n)
-        for (label, level, n), reason in spec.size_refusals().items()
+        Refusal(label, spec.method(label).method_name, spec.method(label).statistic_name, level, reason, n, variant)
+        for (label, level, n, variant), reason in spec.size_refusals().items()
     )
     outcomes: dict[str, CellOutcome] = {}
     if resume and store is not None:
@@ -267,7 +305,7 @@ def run(
             if saved is not None:
                 outcomes[task.cell.key] = saved
     resumed = len(outcomes)
-    pending = [t for t in tasks if t.cell.key not in outcomes]
+    pending = [] if saved_only else [t for t in tasks if t.cell.key not in outcomes]
     by_key = {t.cell.key: t for t in tasks}
     bar = Progress(len(tasks), spec.name, enabled=progress)
     bar.start(resumed)
@@ -308,8 +346,12 @@ def run(
         "executor": runner.name,
         "cells": len(tasks),
         "resumed_cells": resumed,
+        "missing_cells": len(tasks) - len(outcomes),
+        "variants": [v.label for v in spec.variants],
+        "early_stop": spec.early_stop,
+        "stopped_cells": sum(1 for o in outcomes.values() if o.stopped is not None),
         "wall_seconds": time.perf_counter() - started,
-        "cell_seconds": sum(outcomes[t.cell.key].seconds for t in tasks),
+        "cell_seconds": sum(outcomes[t.cell.key].seconds for t in tasks if t.cell.key in outcomes),
         "privframe_version": __version__,
         "finished_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
     }
@@ -317,5 +359,112 @@ def run(
     if directory is not None:
         write_json_atomic(directory / "results.json", result.to_dict())
         write_csv(list(rows), directory / "results.csv")
-        plot_experiment(rows, directory / f"{spec.name}.png", title=spec.title, nominal=meta["nominal"])
+        if not spec.variants:  # one line per method and level: an experiment with variants has no such plot
+            plot_experiment(rows, directory / f"{spec.name}.png", title=spec.title, nominal=meta["nominal"])
     return result
+
+
+@attrs.frozen
+class CostEstimate:
+    """What a run would cost, from a short timing run (:func:`estimate`).
+
+    Attributes
+    ----------
+    cells : int
+        Cells the run would run (refused cells excluded).
+    private_cells, reference_cells : int
+        Of which private, and non-private references.
+    trials : int
+        Trials in all, at the full trial count (early stopping can only lower it).
+    core_seconds : float
+        Estimated CPU-seconds of one core: per timed group (method, budget level, n), the seconds per trial
+        of its timing cell times the trials of the group's cells.
+    by_statistic : mapping
+        ``core_seconds`` per statistic (the key of its pipeline table's statistic).
+    timing_seconds : float
+        Wall time of the timing run itself.
+    timed_groups : int
+        Groups timed (one cell of each, on its first variant).
+    """
+
+    cells: int
+    private_cells: int
+    reference_cells: int
+    trials: int
+    core_seconds: float
+    by_statistic: Mapping[str, float]
+    timing_seconds: float
+    timed_groups: int
+
+    def describe(self, workers: int = 1) -> str:
+        """A few lines for the terminal."""
+        hours = self.core_seconds / 3600
+        lines = [
+            f"{self.cells} cells ({self.private_cells} private, {self.reference_cells} references), "
+            f"{self.trials} trials at most",
+            f"estimated cost: {self.core_seconds:.0f} core-seconds ({hours:.1f} core-hours), about "
+            f"{hours / max(1, workers):.1f} h of wall time on {workers} free core(s); an upper bound: early "
+            "stopping only shortens it",
+            "by statistic: " + ", ".join(f"{k} {v / 3600:.2f} h" for k, v in self.by_statistic.items()),
+            f"(from timing {self.timed_groups} groups of (method, budget level, n) in {self.timing_seconds:.0f} s)",
+        ]
+        return "\n".join(lines)
+
+
+def _statistic_label(task: CellTask) -> str:
+    from privframe.pipeline.methodmap import statistic_key
+
+    value = task.pipeline["statistic"]
+    if isinstance(value, Mapping):
+        return statistic_key(str(value["name"]), {k: v for k, v in value.items() if k != "name"})
+    return str(value)
+
+
+def estimate(
+    experiment: ExperimentLike,
+    *,
+    trials: int | None = None,
+    n: Sequence[int] | None = None,
+    methods: Sequence[str] | None = None,
+    budgets: Sequence[str] | None = None,
+    variants: Sequence[str] | None = None,
+    sample_trials: int = 2,
+) -> CostEstimate:
+    """The number of cells of a run and its estimated cost, from a short timing run (nothing is saved).
+
+    The cells are grouped by (method label, budget level, n); one cell of each group (its first variant) runs
+    one warm-up trial, then ``sample_trials`` timed trials on the run's own seeds, and every cell of the group
+    is assumed to cost as much per trial. Early stopping is ignored, so the estimate is an upper bound on the
+    trials run; the time per trial of other variants can differ (ties, tails).
+    """
+    started = time.perf_counter()
+    spec = load_experiment(experiment).with_overrides(
+        trials=trials, n=n, methods=methods, budgets=budgets, variants=variants
+    )
+    spec.validate()
+    tasks = expand(spec)
+    groups: dict[tuple[str, str, int], list[CellTask]] = {}
+    for task in tasks:
+        groups.setdefault((task.cell.method, task.cell.budget, task.cell.n), []).append(task)
+    core = 0.0
+    by_statistic: dict[str, float] = {}
+    for members in groups.values():
+        first = attrs.evolve(members[0], stop=None)
+        run_cell(attrs.evolve(first, trials=1))
+        timed = run_cell(attrs.evolve(first, trials=sample_trials))
+        per_trial = timed.seconds / max(1, len(timed.records))
+        cost = per_trial * sum(t.trials for t in members)
+        core += cost
+        label = _statistic_label(first)
+        by_statistic[label] = by_statistic.get(label, 0.0) + cost
+    private = sum(1 for t in tasks if t.cell.budget != NON_PRIVATE)
+    return CostEstimate(
+        cells=len(tasks),
+        private_cells=private,
+        reference_cells=len(tasks) - private,
+        trials=sum(t.trials for t in tasks),
+        core_seconds=core,
+        by_statistic=by_statistic,
+        timing_seconds=time.perf_counter() - started,
+        timed_groups=len(groups),
+    )

@@ -114,6 +114,10 @@ class CellOutcome:
         Resolved settings of the first successful trial (m, B, kappa, ...), as strings or numbers.
     seconds : float
         Wall time of the whole cell.
+    stopped : int or None
+        With early stopping (:class:`privframe.experiments.cells.StopRule`): the number of trials after which
+        the cell was stopped because it could no longer pass (the full count when the deciding miss came in
+        the last trial); None when it can still pass, or ran without a rule.
     """
 
     cell: Cell
@@ -121,27 +125,33 @@ class CellOutcome:
     guarantee: Guarantee | None
     parameters: dict[str, Any] = attrs.field(converter=dict)
     seconds: float
+    stopped: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain values for JSON."""
-        return {
-            "cell": attrs.asdict(self.cell),
+        """Plain values for JSON (``stopped`` only when the cell was stopped)."""
+        out = {
+            "cell": self.cell.to_dict(),
             "records": [r.to_dict() for r in self.records],
             "guarantee": None if self.guarantee is None else attrs.asdict(self.guarantee),
             "parameters": self.parameters,
             "seconds": self.seconds,
         }
+        if self.stopped is not None:
+            out["stopped"] = self.stopped
+        return out
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> CellOutcome:
         """Inverse of :meth:`to_dict`."""
         guarantee = data["guarantee"]
+        stopped = data.get("stopped")
         return cls(
             cell=Cell(**data["cell"]),
             records=tuple(TrialRecord.from_dict(r) for r in data["records"]),
             guarantee=None if guarantee is None else Guarantee(**guarantee),
             parameters=data["parameters"],
             seconds=float(data["seconds"]),
+            stopped=None if stopped is None else int(stopped),
         )
 
 
@@ -190,7 +200,13 @@ def _noise_scales(result: IntervalResult | RegionResult) -> dict[str, float]:
 
 
 def run_cell(task: CellTask) -> CellOutcome:
-    """Run every trial of one cell (the function executors distribute)."""
+    """Run every trial of one cell (the function executors distribute).
+
+    With a stop rule (``task.stop``) the cell stops right after the first trial at which its misses (trials
+    that released nothing or whose set missed the truth) rule out passing the coverage rule at the full trial
+    count; the outcome then records the trials run and ``stopped``. Without one every trial runs, exactly as
+    before the rule existed.
+    """
     started = time.perf_counter()
     path = f"experiment.methods.{task.cell.method}"
     generator = make_generator(
@@ -202,25 +218,34 @@ def run_cell(task: CellTask) -> CellOutcome:
     records: list[TrialRecord] = []
     guarantee: Guarantee | None = None
     parameters: dict[str, Any] = {}
+    variant = task.cell.variant
+    misses = 0
+    stopped: int | None = None
     for trial in range(task.trials):
         if task.common_random_numbers:
-            seed = common_seed(task.seed, task.experiment, task.cell.n, trial)
+            seed = common_seed(task.seed, task.experiment, task.cell.n, trial, variant)
         else:
             seed = method_seed(task.seed, task.experiment, task.cell.key, trial)
         try:
-            data_rng = np.random.default_rng(data_seed(task.seed, task.experiment, task.cell.n, trial))
+            data_rng = np.random.default_rng(data_seed(task.seed, task.experiment, task.cell.n, trial, variant))
             data = generator.sample(task.cell.n, data_rng)
             result, ms, peak = _run_one(pipe, data, seed, task.measure_memory)
         except _FAILURES as exc:
             records.append(TrialRecord(trial, type(exc).__name__, None, None, 0.0))
-            continue
         except Exception as exc:
             exc.add_note(failure_note(task, trial))
             raise
-        assert isinstance(result, (IntervalResult, RegionResult))
-        covered = result.contains(task.truth)
-        records.append(TrialRecord(trial, None, covered, float(result.width), ms, peak, _noise_scales(result)))
-        if guarantee is None:
-            guarantee = guarantee_of(result.privacy.total, task.delta)
-            parameters = {k: _plain_parameter(v) for k, v in result.parameters.items()}
-    return CellOutcome(task.cell, tuple(records), guarantee, parameters, time.perf_counter() - started)
+        else:
+            assert isinstance(result, (IntervalResult, RegionResult))
+            covered = result.contains(task.truth)
+            records.append(TrialRecord(trial, None, covered, float(result.width), ms, peak, _noise_scales(result)))
+            if guarantee is None:
+                guarantee = guarantee_of(result.privacy.total, task.delta)
+                parameters = {k: _plain_parameter(v) for k, v in result.parameters.items()}
+        if records[-1].failure is not None or not records[-1].covered:
+            misses += 1
+        if task.stop is not None and task.stop.cannot_pass(misses):
+            stopped = trial + 1
+            break
+    seconds = time.perf_counter() - started
+    return CellOutcome(task.cell, tuple(records), guarantee, parameters, seconds, stopped)

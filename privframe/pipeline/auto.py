@@ -186,9 +186,9 @@ def check(
     if bounds is None and traits_of(part).requires_bounds:
         raise ConfigError(f"statistic '{statistic.name}' needs public bounds", path=_path(prefix, "bounds"))
     bounds_kind = methodmap.bounds_kind(bounds)
-    measured = method_map.methods_for(statistic.name, bounds_kind)
+    measured = method_map.methods_for(statistic.name, bounds_kind, traits_of(part).quantile)
     if not measured:
-        if method_map.variants(statistic.name):
+        if method_map.statistic_keys(statistic.name):
             what = f"statistic '{statistic.name}' with {_BOUNDS_KINDS[bounds_kind]}"
         else:
             what = f"statistic '{statistic.name}' (it has {', '.join(method_map.statistic_names())})"
@@ -217,13 +217,21 @@ def check(
     )
 
 
+def _quantile_level(statistic: Part, reg: PluginRegistry, prefix: str) -> float | None:
+    """The statistic's quantile level (``traits.quantile``): order statistics are matched by level in the map."""
+    path = _path(prefix, "statistic")
+    part = reg.get("statistic", statistic.name, path=path).create(dict(statistic.options), path)
+    return traits_of(part).quantile
+
+
 def select(pipe: Recipe, n: int, assemble: Assemble) -> Any:
     """The best-ranked candidate of the nearest map cell that accepts the budget (public inputs only)."""
     method_map = _map(pipe.method, pipe.prefix)
     budget = pipe.budget
     assert budget is not None  # checked when built
+    level = _quantile_level(pipe.statistic, pipe.registry, pipe.prefix)
     located = method_map.locate(
-        pipe.statistic.name, pipe.statistic.options, n, budget, methodmap.bounds_kind(pipe.bounds)
+        pipe.statistic.name, pipe.statistic.options, n, budget, methodmap.bounds_kind(pipe.bounds), level
     )
     if located is None:
         raise ConfigError(
@@ -240,6 +248,17 @@ def select(pipe: Recipe, n: int, assemble: Assemble) -> Any:
                 f"'{cell.statistic}' is {smallest}: the coverage of its choice was not measured at this n; name a "
                 "method whose coverage holds in finite samples (rank-quantile for quantiles, private-variance "
                 "for means) or check the result's diagnostics['auto']"
+            ),
+            stacklevel=caller_stacklevel(),
+        )
+    measured_level = method_map.statistics[cell.statistic].get("quantile")
+    if level is not None and isinstance(measured_level, (int, float)) and abs(float(measured_level) - level) > 1e-12:
+        warnings.warn(
+            CoverageWarning(
+                f"method='auto' for the {level:g}-quantile uses the method map's cells of '{cell.statistic}', the "
+                f"nearest level it measured: the coverage of its choice was not measured at level {level:g}; name "
+                "a method whose coverage holds at every level (rank-quantile) or check the result's "
+                "diagnostics['auto']"
             ),
             stacklevel=caller_stacklevel(),
         )

@@ -1,14 +1,17 @@
 """``method="auto"``: the method map, and how a cell of it is chosen from public information only.
 
-The *method map* is data: for each statistic, sample size n and budget of the experiment ``method-map``
-it lists every method with its measured coverage (with its Monte Carlo SE) and mean width, or the
-reason it refused the budget. A method is a *candidate* in a cell when its coverage is at least
-``nominal - SE`` with SE the Monte Carlo SE at the nominal level (stricter than 2 SE: a method that truly
-covers 85% passed a 2-SE rule at 100 trials half the time; a trial that released nothing counts as a
-miss); candidates are ranked by their mean
-width relative to the non-private reference on the same data. The map ships as package data
-(``privframe/maps/method-map.json``) and is regenerated with ``privframe experiment method-map --write-map
-FILE`` (``docs/experiments.md``).
+The *method map* is data: for each statistic (with its options), sample size n and budget of the experiment
+``method-map`` - the public inputs ``auto`` sees - it lists every method with its measurements on each data
+*variant* (a shape of the data with its public bounds: skewed, symmetric, bimodal, heavy-tailed, discrete with
+ties, ...): coverage with its Monte Carlo SE, trials (and whether the cell was stopped early), failure rate,
+mean width and width relative to the non-private reference on the same data, or the reason it refused the
+budget. A method is a *candidate* in a cell only when it passes :func:`coverage_passes` on **every** variant:
+coverage >= nominal - 2 SE with SE the Monte Carlo SE at the nominal level (a trial that released nothing
+counts as a miss; a variant stopped early, refused or not measured fails). Candidates are ranked by their
+width relative to the reference averaged over the variants (:data:`CANDIDATE_RULE`). The map ships as
+package data (``privframe/maps/method-map.json``) and is regenerated with ``privframe experiment method-map
+--write-map FILE`` (``docs/experiments.md``). Format ``privframe-method-map/2`` (variants); maps of format
+``/1`` (one data shape, candidates flagged in the file) are still read.
 
 Choosing looks only at the statistic (its name and options), n, the budget and the confidence, never at
 the data values: :meth:`MethodMap.locate` finds the cell of the same statistic nearest in
@@ -41,33 +44,85 @@ __all__ = [
     "CANDIDATE_RULE",
     "CANDIDATE_RULE_SHORT",
     "MAP_FORMAT",
+    "MAP_FORMATS",
     "SELECTION_RULE",
     "Located",
     "MapCell",
     "MapEntry",
+    "Measurement",
     "MethodMap",
     "bounds_kind",
     "budget_scale",
+    "coverage_passes",
     "describe_entry",
     "diagnostics",
     "excluded_reason",
     "frozen_tree",
+    "is_candidate",
+    "max_misses",
     "statistic_key",
 ]
 
 AUTO = "auto"
 """The method name that asks privframe to choose (reserved: a plugin method of this name is never reached)."""
 
-MAP_FORMAT = "privframe-method-map/1"
-"""The ``format`` field of a method-map file."""
+MAP_FORMAT = "privframe-method-map/2"
+"""The ``format`` field of a method-map file written now (with variants)."""
+
+MAP_FORMATS = ("privframe-method-map/1", MAP_FORMAT)
+"""The formats :meth:`MethodMap.from_dict` reads: ``/1`` (one data shape, candidates as flagged in the file)
+and ``/2`` (variants; candidates follow from the measurements by :func:`is_candidate`)."""
 
 CANDIDATE_RULE = (
-    "a method is a candidate in a cell when its coverage >= nominal - SE, SE = sqrt(nominal (1 - nominal) / "
-    "trials), the Monte Carlo SE of a method that covers exactly at the nominal level (a trial that released "
-    "nothing counts as a miss); candidates are ranked by mean width relative to the "
-    "non-private reference on the same data (by mean width when there is no reference)"
+    "a method is a candidate in a cell only when on every data variant of the cell its coverage >= nominal - "
+    "2 SE, SE = sqrt(nominal (1 - nominal) / trials), the Monte Carlo SE of a method that covers exactly at the "
+    "nominal level (a trial that released nothing counts as a miss; a variant stopped early, refused or not "
+    "measured fails); candidates are ranked by their width relative to the non-private reference on the same "
+    "data, averaged over the variants (by mean width when there is no reference)"
 )
-CANDIDATE_RULE_SHORT = "measured coverage at least nominal - 1 SE"
+
+_SLACK = 1e-9
+"""Slack of :func:`coverage_passes`, in trials: a count exactly at the threshold passes despite rounding."""
+
+
+def coverage_passes(covered: int, trials: int, nominal: float) -> bool:
+    """The coverage rule of one variant: ``covered / trials >= nominal - 2 sqrt(nominal (1 - nominal) / trials)``.
+
+    In counts, ``covered >= trials nominal - 2 sqrt(trials nominal (1 - nominal))`` (up to 1e-9 of a trial, so a
+    count exactly at the threshold passes whatever the rounding). ``covered`` counts the trials whose released
+    set contained the truth; a trial that released nothing is a miss. No trials never pass.
+
+    Examples
+    --------
+    >>> from privframe.pipeline.methodmap import coverage_passes
+    >>> coverage_passes(84, 100, 0.9), coverage_passes(83, 100, 0.9)  # threshold 0.9 - 2 x 0.03 = 0.84
+    (True, False)
+    """
+    if trials <= 0 or not 0 <= covered <= trials:
+        return False
+    threshold = trials * nominal - 2.0 * math.sqrt(trials * nominal * (1.0 - nominal))
+    return covered >= threshold - _SLACK
+
+
+def max_misses(trials: int, nominal: float) -> int:
+    """The most misses out of ``trials`` with which :func:`coverage_passes` still passes (-1 if none pass).
+
+    Early stopping of an experiment cell (:class:`privframe.experiments.cells.StopRule`) stops a cell as soon
+    as its misses exceed this: it is computed with the rule itself, so stopping agrees with the final decision.
+
+    Examples
+    --------
+    >>> from privframe.pipeline.methodmap import max_misses
+    >>> max_misses(200, 0.9)  # 200 x 0.9 - 2 sqrt(18) = 171.51: 172 covered pass, 28 misses
+    28
+    """
+    misses = -1
+    while misses + 1 <= trials and coverage_passes(trials - (misses + 1), trials, nominal):
+        misses += 1
+    return misses
+
+
+CANDIDATE_RULE_SHORT = "measured coverage at least nominal - 2 SE on every data variant"
 """:data:`CANDIDATE_RULE` in a phrase, for messages (``privframe run`` and the refusal of ``auto``)."""
 SELECTION_RULE = (
     "the map cell of the same statistic nearest in (ln n, ln mu), among the cells of the budget's unit "
@@ -141,8 +196,81 @@ def frozen_tree(value: Any) -> Any:
 
 
 @attrs.frozen
+class Measurement:
+    """One method on one data variant of a map cell.
+
+    Attributes
+    ----------
+    variant : str
+        The variant's label (``"poisson-w10"``).
+    trials : int
+        Trials run (fewer than planned when the cell was stopped early; 0 when refused).
+    covered : int
+        Trials whose released set contained the truth.
+    coverage, coverage_se : float or None
+        ``covered / trials`` (a trial that released nothing is a miss) and ``sqrt(c (1 - c) / trials)``.
+    stopped : int or None
+        The trial count after which the cell was stopped because it could no longer pass; None if it was not.
+    failure_rate : float
+        Share of trials that released nothing.
+    mean_width, width_se : float or None
+        Mean width of the released intervals and its SE.
+    rel_width : float or None
+        Mean over trials of the width over the non-private reference's width on the same data.
+    refused : str or None
+        Why the method refused this budget (or n) on this variant.
+    """
+
+    variant: str
+    trials: int = 0
+    covered: int = 0
+    coverage: float | None = None
+    coverage_se: float | None = None
+    stopped: int | None = None
+    failure_rate: float = 0.0
+    mean_width: float | None = None
+    width_se: float | None = None
+    rel_width: float | None = None
+    refused: str | None = None
+
+    def passes(self, nominal: float) -> bool:
+        """Whether this variant passes :func:`coverage_passes` (not refused, not stopped early)."""
+        return self.refused is None and self.stopped is None and coverage_passes(self.covered, self.trials, nominal)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain values (the measurement's JSON form)."""
+        return attrs.asdict(self)
+
+
+def is_candidate(measurements: Sequence[Measurement], variants: Sequence[str], nominal: float) -> bool:
+    """The candidate rule (:data:`CANDIDATE_RULE`): every variant of the cell measured and passing.
+
+    Parameters
+    ----------
+    measurements : sequence of Measurement
+        The method's measurements in the cell, one per variant.
+    variants : sequence of str
+        The variants the cell is measured on (the design's, so a variant not yet measured fails).
+    nominal : float
+        The nominal coverage.
+    """
+    by_variant = {m.variant: m for m in measurements}
+    return bool(variants) and all(v in by_variant and by_variant[v].passes(nominal) for v in variants)
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return math.fsum(values) / len(values) if values else None
+
+
+@attrs.frozen
 class MapEntry:
     """One method in one cell of the map.
+
+    In a ``/2`` map the entry holds one :class:`Measurement` per variant and its cell-level fields summarise
+    them: ``coverage``, ``coverage_se`` and ``trials`` are those of the variant with the lowest coverage
+    (``worst_variant``), ``rel_width`` and ``mean_width`` the means over the variants that have one,
+    ``failure_rate`` the largest; :meth:`from_measurements` computes them and the candidate flag. A ``/1``
+    entry has no measurements and its flag is the file's.
 
     Attributes
     ----------
@@ -153,20 +281,27 @@ class MapEntry:
     parts : mapping
         Sampler, mechanism or accountant tables the experiment gave the method (empty for defaults).
     trials : int
-        Trials run (0 when refused).
+        Trials run (of the worst variant; 0 when refused).
     coverage, coverage_se : float or None
         Share of trials whose interval contained the truth (a trial that released nothing counts as a
-        miss) and its SE ``sqrt(c (1 - c) / trials)``.
+        miss) and its SE ``sqrt(c (1 - c) / trials)``: the minimum over the variants, and that variant's SE.
     failure_rate : float
-        Share of trials that released nothing (a failed PTR test, a sampler rejection).
+        Share of trials that released nothing (a failed PTR test, a sampler rejection); the largest over variants.
     mean_width, width_se : float or None
-        Mean width of the released intervals and its SE (sample SD over sqrt of the count).
+        Mean width of the released intervals and its SE (mean over variants, SE of that mean).
     rel_width : float or None
-        Mean over trials of the width divided by the non-private reference's width on the same data.
+        Width divided by the non-private reference's width on the same data: the mean over variants of each
+        variant's mean ratio.
     candidate : bool
-        Whether it passed the coverage rule (:data:`CANDIDATE_RULE`).
+        Whether it passed the coverage rule on every variant (:data:`CANDIDATE_RULE`).
     refused : str or None
-        Why the method refused the cell's budget or statistic when its pipeline was built.
+        Why the method refused the cell's budget or statistic when its pipeline was built (on every variant).
+    worst_variant : str or None
+        The variant with the lowest coverage.
+    measurements : tuple of Measurement
+        One per variant measured (``/2`` maps).
+    missing : tuple of str
+        Variants of the cell the method was not (yet) measured on: a partial map.
     """
 
     label: str
@@ -181,16 +316,72 @@ class MapEntry:
     rel_width: float | None = None
     candidate: bool = False
     refused: str | None = None
+    worst_variant: str | None = None
+    measurements: tuple[Measurement, ...] = ()
+    missing: tuple[str, ...] = ()
+
+    @classmethod
+    def from_measurements(
+        cls,
+        label: str,
+        method: Mapping[str, Any],
+        parts: Mapping[str, Any],
+        measurements: Sequence[Measurement],
+        variants: Sequence[str],
+        nominal: float,
+    ) -> MapEntry:
+        """An entry of a ``/2`` map: its cell-level fields and candidate flag from the per-variant measurements."""
+        order = {v: i for i, v in enumerate(variants)}
+        ms = tuple(sorted(measurements, key=lambda m: (order.get(m.variant, len(order)), m.variant)))
+        measured = [m for m in ms if m.refused is None and m.trials > 0 and m.coverage is not None]
+        refusals = [m.refused for m in ms if m.refused is not None]
+        missing = tuple(v for v in variants if v not in {m.variant for m in ms})
+        candidate = is_candidate(ms, variants, nominal)
+        if not measured:
+            refused = refusals[0] if refusals and len(refusals) == len(ms) else None
+            return cls(label, method, parts, refused=refused, measurements=ms, missing=missing, candidate=candidate)
+        worst = min(measured, key=lambda m: (m.coverage, order.get(m.variant, len(order))))
+        widths = [m.mean_width for m in measured if m.mean_width is not None]
+        width_ses = [m.width_se for m in measured if m.width_se is not None]
+        rels = [m.rel_width for m in measured if m.rel_width is not None]
+        width_se = math.sqrt(math.fsum(se * se for se in width_ses)) / len(width_ses) if width_ses else None
+        return cls(
+            label=label,
+            method=method,
+            parts=parts,
+            trials=worst.trials,
+            coverage=worst.coverage,
+            coverage_se=worst.coverage_se,
+            failure_rate=max(m.failure_rate for m in measured),
+            mean_width=_mean(widths),
+            width_se=width_se if len(width_ses) == len(widths) else None,
+            rel_width=_mean(rels),
+            candidate=candidate,
+            refused=None,
+            worst_variant=worst.variant,
+            measurements=ms,
+            missing=missing,
+        )
 
     @property
     def name(self) -> str:
         """The registered method name."""
         return str(self.method["name"])
 
+    def failing(self, nominal: float) -> tuple[Measurement, ...]:
+        """The measured variants that do not pass the coverage rule (refused ones included)."""
+        return tuple(m for m in self.measurements if not m.passes(nominal))
+
     def to_dict(self) -> dict[str, Any]:
-        """Plain values (the entry's JSON form)."""
-        out = attrs.asdict(self)
+        """Plain values (the entry's JSON form; a ``/1`` entry without the ``/2`` fields)."""
+        out = attrs.asdict(self, recurse=False)
         out["method"], out["parts"] = dict(self.method), dict(self.parts)
+        if not self.measurements and not self.missing and self.worst_variant is None:
+            for key in ("worst_variant", "measurements", "missing"):
+                del out[key]
+            return out
+        out["measurements"] = [m.to_dict() for m in self.measurements]
+        out["missing"] = list(self.missing)
         return out
 
 
@@ -216,6 +407,8 @@ class MapCell:
         The nominal coverage the methods ran at.
     entries : tuple of MapEntry
         Candidates best first, then the other methods (measured, then refused).
+    variants : tuple of str
+        The data variants the cell is measured on (``/2`` maps; empty for ``/1``).
     """
 
     statistic: str
@@ -226,6 +419,12 @@ class MapCell:
     mu: float
     nominal: float
     entries: tuple[MapEntry, ...]
+    variants: tuple[str, ...] = ()
+
+    @property
+    def complete(self) -> bool:
+        """Whether every entry was measured (or refused) on every variant."""
+        return not any(entry.missing for entry in self.entries)
 
     def candidates(self) -> tuple[MapEntry, ...]:
         """The candidates, best first."""
@@ -241,6 +440,7 @@ class MapCell:
             "unit": self.unit,
             "mu": self.mu,
             "nominal": self.nominal,
+            **({"variants": list(self.variants), "complete": self.complete} if self.variants else {}),
             "ranking": [entry.label for entry in self.candidates()],
             "entries": [entry.to_dict() for entry in self.entries],
         }
@@ -294,22 +494,68 @@ def _optional_number(table: Mapping[str, Any], key: str, path: str) -> float | N
     return float(value)
 
 
-def _entry(table: Any, path: str) -> MapEntry:
+def _optional_int(table: Mapping[str, Any], key: str, path: str) -> int | None:
+    value = table.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ConfigError("expected a non-negative integer or null", path=f"{path}.{key}")
+    return value
+
+
+def _refused(table: Mapping[str, Any], path: str) -> str | None:
+    refused = table.get("refused")
+    if refused is not None and not isinstance(refused, str):
+        raise ConfigError("expected a string or null", path=f"{path}.refused")
+    return refused
+
+
+def _measurement(table: Any, path: str) -> Measurement:
+    if not isinstance(table, Mapping):
+        raise ConfigError("expected a table", path=path)
+    trials = _optional_int(table, "trials", path) or 0
+    covered = _optional_int(table, "covered", path) or 0
+    if covered > trials:
+        raise ConfigError("covered exceeds trials", path=f"{path}.covered")
+    return Measurement(
+        variant=_field(table, "variant", str, path),
+        trials=trials,
+        covered=covered,
+        coverage=_optional_number(table, "coverage", path),
+        coverage_se=_optional_number(table, "coverage_se", path),
+        stopped=_optional_int(table, "stopped", path),
+        failure_rate=_optional_number(table, "failure_rate", path) or 0.0,
+        mean_width=_optional_number(table, "mean_width", path),
+        width_se=_optional_number(table, "width_se", path),
+        rel_width=_optional_number(table, "rel_width", path),
+        refused=_refused(table, path),
+    )
+
+
+def _entry(table: Any, path: str, variants: tuple[str, ...] | None, nominal: float) -> MapEntry:
+    """An entry; ``variants`` is None for a ``/1`` map (candidate as flagged), else the cell's variants."""
     if not isinstance(table, Mapping):
         raise ConfigError("expected a table", path=path)
     method = _field(table, "method", Mapping, path)
     if not isinstance(method.get("name"), str):
         raise ConfigError("expected a table with a 'name'", path=f"{path}.method")
-    refused = table.get("refused")
-    if refused is not None and not isinstance(refused, str):
-        raise ConfigError("expected a string or null", path=f"{path}.refused")
+    refused = _refused(table, path)
     candidate = table.get("candidate", False)
     if not isinstance(candidate, bool):
         raise ConfigError("expected true or false", path=f"{path}.candidate")
+    label = _field(table, "label", str, path)
+    parts = table.get("parts") or {}
+    if variants is not None:
+        raw = _field(table, "measurements", list, path)
+        measurements = [_measurement(m, f"{path}.measurements[{i}]") for i, m in enumerate(raw)]
+        entry = MapEntry.from_measurements(label, method, parts, measurements, variants, nominal)
+        if "candidate" in table and entry.candidate != candidate:
+            raise ConfigError("disagrees with the candidate rule applied to the measurements", path=f"{path}.candidate")
+        return entry
     return MapEntry(
-        label=_field(table, "label", str, path),
+        label=label,
         method=method,
-        parts=table.get("parts") or {},
+        parts=parts,
         trials=int(table.get("trials", 0)),
         coverage=_optional_number(table, "coverage", path),
         coverage_se=_optional_number(table, "coverage_se", path),
@@ -322,7 +568,7 @@ def _entry(table: Any, path: str) -> MapEntry:
     )
 
 
-def _cell(table: Any, path: str) -> MapCell:
+def _cell(table: Any, path: str, version: int) -> MapCell:
     if not isinstance(table, Mapping):
         raise ConfigError("expected a table", path=path)
     unit = _field(table, "unit", str, path)
@@ -333,6 +579,13 @@ def _cell(table: Any, path: str) -> MapCell:
     if not (math.isfinite(mu) and mu > 0) or n < 1:
         raise ConfigError("n and mu must be positive", path=path)
     entries = _field(table, "entries", list, path)
+    nominal = float(_field(table, "nominal", (int, float), path))
+    variants: tuple[str, ...] | None = None
+    if version >= 2:
+        raw = _field(table, "variants", list, path)
+        if not raw or not all(isinstance(v, str) for v in raw):
+            raise ConfigError("expected a non-empty list of variant labels", path=f"{path}.variants")
+        variants = tuple(raw)
     return MapCell(
         statistic=_field(table, "statistic", str, path),
         n=n,
@@ -340,8 +593,9 @@ def _cell(table: Any, path: str) -> MapCell:
         budget_table=_field(table, "budget_table", Mapping, path),
         unit=unit,
         mu=mu,
-        nominal=float(_field(table, "nominal", (int, float), path)),
-        entries=tuple(_entry(e, f"{path}.entries[{i}]") for i, e in enumerate(entries)),
+        nominal=nominal,
+        entries=tuple(_entry(e, f"{path}.entries[{i}]", variants, nominal) for i, e in enumerate(entries)),
+        variants=variants or (),
     )
 
 
@@ -373,16 +627,26 @@ class MethodMap:
         """Validate and read a map in its JSON form; errors are ``ConfigError`` with a path under ``map``."""
         if not isinstance(payload, Mapping):
             raise ConfigError("expected a JSON object", path="map")
-        if payload.get("format") != MAP_FORMAT:
-            raise ConfigError(f"not a method map (expected format '{MAP_FORMAT}')", path="map.format")
+        if payload.get("format") not in MAP_FORMATS:
+            raise ConfigError(
+                f"not a method map (expected format {' or '.join(repr(f) for f in MAP_FORMATS)})", path="map.format"
+            )
+        version = MAP_FORMATS.index(payload["format"]) + 1
         statistics = _field(payload, "statistics", Mapping, "map")
         for key, table in statistics.items():
             if not isinstance(table, Mapping) or not isinstance(table.get("name"), str):
                 raise ConfigError("expected a table with a 'name'", path=f"map.statistics.{key}")
-        cells = tuple(_cell(c, f"map.cells[{i}]") for i, c in enumerate(_field(payload, "cells", list, "map")))
+        raw_cells = _field(payload, "cells", list, "map")
+        cells = tuple(_cell(c, f"map.cells[{i}]", version) for i, c in enumerate(raw_cells))
         for cell in cells:
             if cell.statistic not in statistics:
                 raise ConfigError(f"unknown statistic key '{cell.statistic}'", path="map.cells")
+        if version >= 2:
+            known = _field(payload, "variants", Mapping, "map")
+            for i, cell in enumerate(cells):
+                for variant in cell.variants:
+                    if variant not in known:
+                        raise ConfigError(f"unknown variant '{variant}'", path=f"map.cells[{i}].variants")
         info = {k: v for k, v in payload.items() if k not in ("statistics", "cells")}
         return cls(source, info, {k: dict(v) for k, v in statistics.items()}, cells)
 
@@ -415,19 +679,25 @@ class MethodMap:
         """The registered names of the statistics measured, sorted."""
         return tuple(sorted({str(table["name"]) for table in self.statistics.values()}))
 
-    def variants(self, name: str, bounds: str | None = None) -> tuple[str, ...]:
+    def data_variants(self) -> Mapping[str, Mapping[str, Any]]:
+        """The data variants of a ``/2`` map by label (``{"data": ..., "bounds": ..., "statistics": ...}``)."""
+        value = self.info.get("variants", {})
+        return value if isinstance(value, Mapping) else {}
+
+    def statistic_keys(self, name: str, bounds: str | None = None, quantile: float | None = None) -> tuple[str, ...]:
         """Keys of the measured statistics called ``name`` (with bounds of kind ``bounds``, if given and the
-        map records the statistic's bounds)."""
+        map records the statistic's bounds), and, when ``quantile`` is given, of every measured order statistic
+        (a statistic whose map entry records a ``quantile`` level: ``median`` is ``quantile(q=0.5)``)."""
         return tuple(
             key
             for key, table in self.statistics.items()
-            if table["name"] == name
-            and (bounds is None or "bounds" not in table or bounds_kind(table["bounds"]) == bounds)
+            if (table["name"] == name or (quantile is not None and table.get("quantile") is not None))
+            and (bounds is None or _bounds_kind_of(table) in (None, bounds))
         )
 
-    def methods_for(self, name: str, bounds: str | None = None) -> tuple[MapEntry, ...]:
+    def methods_for(self, name: str, bounds: str | None = None, quantile: float | None = None) -> tuple[MapEntry, ...]:
         """One entry per distinct method measured (not refused) for statistic ``name``, in file order."""
-        keys = set(self.variants(name, bounds))
+        keys = set(self.statistic_keys(name, bounds, quantile))
         seen: dict[str, MapEntry] = {}
         for cell in self.cells:
             if cell.statistic in keys:
@@ -437,24 +707,45 @@ class MethodMap:
         return tuple(seen.values())
 
     def locate(
-        self, name: str, options: Mapping[str, Any], n: int, budget: Budget, bounds: str | None = None
+        self,
+        name: str,
+        options: Mapping[str, Any],
+        n: int,
+        budget: Budget,
+        bounds: str | None = None,
+        quantile: float | None = None,
     ) -> Located | None:
         """The cell nearest to a query, from public information only; None if the statistic is not in the map.
 
         The statistic must have the same name and, when ``bounds`` (a :func:`bounds_kind`) is given, the
-        same kind of bounds; among its variants the one with the same options is used, else the one with
-        the fewest differing options (then the nearest numeric options, then the key). The cells searched
-        are those of the budget's unit when there are any (else all of the statistic's cells), and the
-        nearest in ``(ln n, ln mu)`` wins; ties go to the earlier cell in the file.
+        same kind of bounds; among its keys the one with the same options is used, else the one with
+        the fewest differing options (then the nearest numeric options, then the key). An order statistic
+        (``quantile``: its level, ``traits.quantile``) is matched by level among every measured order statistic
+        instead: the same level is the same statistic (``median`` is ``quantile(q=0.5)``), else the nearest
+        level. The cells searched are those of the budget's unit when there are any (else all of the
+        statistic's cells), and the nearest in ``(ln n, ln mu)`` wins; ties go to the earlier cell in the file.
         """
-        variants = self.variants(name, bounds)
-        if not variants:
+        keys = self.statistic_keys(name, bounds, quantile)
+        if not keys:
             return None
         wanted = statistic_key(name, options)
-        key = min(variants, key=lambda k: (_option_distance(self.statistics[k].get("options", {}), options), k))
+
+        def distance(key: str) -> tuple[int, float, bool, str]:
+            table = self.statistics[key]
+            level = table.get("quantile")
+            if quantile is not None and isinstance(level, (int, float)):
+                gap = abs(float(level) - quantile)
+                return (0 if gap < 1e-12 else 1, gap, table["name"] != name, key)
+            return (*_option_distance(table.get("options", {}), options), False, key)
+
+        key = min(keys, key=distance)
         notes: list[str] = []
         if key != wanted:
-            notes.append(f"the map measured {key}, not {wanted}; its cells are used")
+            same = distance(key)[0] == 0 and quantile is not None
+            if same:
+                notes.append(f"the map measured {key}, the same order statistic as {wanted}; its cells are used")
+            else:
+                notes.append(f"the map measured {key}, not {wanted}; its cells are used")
         unit, mu = budget_scale(budget)
         cells = [cell for cell in self.cells if cell.statistic == key]
         same_unit = [cell for cell in cells if cell.unit == unit]
@@ -469,6 +760,16 @@ class MethodMap:
         ns, mus = [cell.n for cell in cells], [cell.mu for cell in cells]
         outside = not (min(ns) <= n <= max(ns)) or not (min(mus) * (1 - 1e-9) <= mu <= max(mus) * (1 + 1e-9))
         return Located(cells[best], key, unit, mu, distances[best], outside, tuple(notes))
+
+
+def _bounds_kind_of(table: Mapping[str, Any]) -> str | None:
+    """The kind of bounds a statistic was measured with (``bounds_kind`` in ``/2``, ``bounds`` in ``/1``)."""
+    kind = table.get("bounds_kind")
+    if isinstance(kind, str):
+        return kind
+    if "bounds" in table:
+        return bounds_kind(table["bounds"])
+    return None
 
 
 def _option_distance(measured: Mapping[str, Any], asked: Mapping[str, Any]) -> tuple[int, float]:
@@ -494,8 +795,8 @@ def _shipped() -> MethodMap:
 
 
 def describe_entry(entry: MapEntry) -> dict[str, Any]:
-    """The public numbers of a map entry, for ``res.diagnostics["auto"]``."""
-    return {
+    """The public numbers of a map entry, for ``res.diagnostics["auto"]`` (per variant too, in a ``/2`` map)."""
+    out: dict[str, Any] = {
         "method": entry.name,
         "label": entry.label,
         "coverage": entry.coverage,
@@ -505,15 +806,45 @@ def describe_entry(entry: MapEntry) -> dict[str, Any]:
         "rel_width": entry.rel_width,
         "trials": entry.trials,
     }
+    if entry.measurements:
+        out["worst_variant"] = entry.worst_variant
+        out["variants"] = {
+            m.variant: {"coverage": m.coverage, "trials": m.trials, "rel_width": m.rel_width, "stopped": m.stopped}
+            for m in entry.measurements
+        }
+    return out
+
+
+def _describe_failure(m: Measurement) -> str:
+    if m.refused is not None:
+        return f"{m.variant} (refused: {m.refused})"
+    if m.stopped is not None:
+        coverage = "-" if m.coverage is None else f"{m.coverage:.3f}"
+        return f"{m.variant} (coverage {coverage}, stopped after {m.stopped} trials: it could no longer pass)"
+    if m.coverage is None or m.trials == 0:
+        return f"{m.variant} (no trial ran)"
+    return f"{m.variant} (coverage {m.coverage:.3f} ± {m.coverage_se or 0.0:.3f} over {m.trials} trials)"
 
 
 def excluded_reason(entry: MapEntry, nominal: float) -> str:
     """Why a non-candidate entry of a cell is not a candidate."""
     if entry.refused is not None:
         return f"refused when built: {entry.refused}"
+    if entry.measurements or entry.missing:
+        parts = []
+        failing = entry.failing(nominal)
+        if failing:
+            total = len(entry.measurements) + len(entry.missing)
+            parts.append(
+                f"below {nominal:g} - 2 SE (at nominal) on {len(failing)} of {total} variants: "
+                + ", ".join(_describe_failure(m) for m in failing)
+            )
+        if entry.missing:
+            parts.append("not measured on " + ", ".join(entry.missing))
+        return "; ".join(parts) or "did not pass the candidate rule"
     if entry.coverage is None or entry.coverage_se is None:
         return "no trial released an interval"
-    return f"coverage {entry.coverage:.3f} ± {entry.coverage_se:.3f} is below {nominal:g} - 1 SE (at nominal)"
+    return f"coverage {entry.coverage:.3f} ± {entry.coverage_se:.3f} did not pass the map's candidate rule"
 
 
 def diagnostics(
@@ -566,7 +897,11 @@ def diagnostics(
             if not entry.candidate
         ],
         "notes": notes,
-        "map": {"source": method_map.source, **{k: info[k] for k in ("command", "seed", "trials") if k in info}},
+        "map": {
+            "source": method_map.source,
+            **{k: info[k] for k in ("format", "command", "seed", "trials") if k in info},
+            **({"variants": list(cell.variants)} if cell.variants else {}),
+        },
     }
     result: Mapping[str, Any] = frozen_tree(out)
     return result

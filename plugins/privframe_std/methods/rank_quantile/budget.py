@@ -7,9 +7,10 @@ every pair of neighbours the log-likelihood ratio of its outputs lies in an inte
 module turns a budget into the largest per-selection eps that the budget allows, from public inputs only:
 
 - ``PureDP(eps)``: basic composition, ``eps / 2`` per selection (``eps`` for a single one).
-- ``ApproxDP(eps, delta)``: the largest of (i) the pure split, (ii) the optimal (Kairouz-Oh-Viswanath)
-  composition of the pure selections at ``delta``, (iii) the GDP route below at the largest mu whose
-  mu-GDP implies ``(eps, delta)``. All three are sound; (ii) gains a few parts in 10^6 at delta = 1e-6.
+- ``ApproxDP(eps, delta)``: the largest of (i) the pure split, (ii) for two selections, the optimal
+  (Kairouz-Oh-Viswanath) composition of the pure selections at ``delta``, (iii) the GDP route below at the
+  largest mu whose mu-GDP implies ``(eps, delta)``. All three are sound; (ii) gains a few parts in 10^6 at
+  delta = 1e-6. A single selection is one pure event, charged as it is: its epsilon is at most the budget's.
 - ``GDP(mu)``: each selection is ``mu_i``-GDP and two compose to ``sqrt(2) mu_i``. With
   ``gdp_accounting="pure"``, ``mu_i = pure_dp_gdp_mu(eps_i)`` (every eps-DP mechanism is that GDP, and no
   smaller mu holds for all of them). With ``"bounded-range"`` (the default), ``mu_i = pure_dp_gdp_mu(eps_i / 2)``:
@@ -143,9 +144,12 @@ def selection_epsilon(budget: pp.Budget, selections: int, gdp_accounting: str = 
     if isinstance(budget, pp.ApproxDP):
         best = SelectionBudget(budget.epsilon / selections, "pure")
         if budget.delta > 0:
-            optimal = _optimal_composition_epsilon(budget.epsilon, budget.delta, selections)
-            if optimal > best.epsilon:
-                best = SelectionBudget(optimal, "optimal-composition")
+            # One selection is one pure event, which the accountant charges as it is (basic composition of one):
+            # an epsilon above the budget's, however small its delta, would be refused when charged.
+            if selections > 1:
+                optimal = _optimal_composition_epsilon(budget.epsilon, budget.delta, selections)
+                if optimal > best.epsilon:
+                    best = SelectionBudget(optimal, "optimal-composition")
             via_gdp = _gdp_epsilon(accounting.gdp_mu_for(budget.epsilon, budget.delta), selections, gdp_accounting)
             if via_gdp.epsilon > best.epsilon:
                 best = via_gdp
