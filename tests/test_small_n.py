@@ -30,6 +30,18 @@ def test_auto_below_the_maps_smallest_n_warns_once_per_call_with_a_typed_warning
     assert coverage[0].filename.endswith("test_small_n.py")  # points at the caller
 
 
+def _largest_n(statistic: str) -> int:
+    return max(cell.n for cell in MethodMap.shipped().cells if cell.statistic == statistic)
+
+
+def test_auto_above_the_maps_largest_n_warns_too() -> None:
+    """Outside the measured range on either side the choice is an extrapolation, and says so."""
+    n = _largest_n("median") * 3
+    x = np.random.default_rng(2).uniform(size=n)
+    with pytest.warns(pf.CoverageWarning, match=rf"n = {n} extrapolates .* largest n for 'median' is"):
+        pf.confidence_interval(x, "median", method="auto", budget=pf.PureDP(1.0), bounds=(0, 1), rng=1)
+
+
 def test_auto_inside_the_map_does_not_warn() -> None:
     n = _smallest_n("mean")
     x = np.random.default_rng(1).uniform(size=n)

@@ -240,14 +240,20 @@ def select(pipe: Recipe, n: int, assemble: Assemble) -> Any:
             path=_path(pipe.prefix, "method"),
         )
     cell = located.cell
-    smallest = min(other.n for other in method_map.cells if other.statistic == cell.statistic)
-    if n < smallest:
+    measured_n = [other.n for other in method_map.cells if other.statistic == cell.statistic]
+    smallest, largest = min(measured_n), max(measured_n)
+    if not smallest <= n <= largest:
+        side = (
+            f"smallest n for '{cell.statistic}' is {smallest}"
+            if n < smallest
+            else (f"largest n for '{cell.statistic}' is {largest}")
+        )
         warnings.warn(
             CoverageWarning(
-                f"method='auto' at n = {n} extrapolates from the method map, whose smallest n for "
-                f"'{cell.statistic}' is {smallest}: the coverage of its choice was not measured at this n; name a "
-                "method whose coverage holds in finite samples (rank-quantile for quantiles, private-variance "
-                "for means) or check the result's diagnostics['auto']"
+                f"method='auto' at n = {n} extrapolates from the method map, whose {side}: the coverage of its "
+                "choice was not measured at this n; name a method whose coverage holds in finite samples "
+                "(rank-quantile for quantiles, private-variance for means) or check the result's "
+                "diagnostics['auto']"
             ),
             stacklevel=caller_stacklevel(),
         )
