@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 import attrs
 import numpy as np
 import pytest
+from _support import Untouchable
 from scipy import stats
 
 import privframe as pf
@@ -428,16 +429,6 @@ class EpsDeltaOnly:
         return noisy
 
 
-class _Untouchable:
-    """Data that raise if anything reads them: a refusal before the data are read never touches it."""
-
-    shape = (2_000_000,)
-    dtype = np.dtype(float)
-
-    def __array__(self, *args: Any, **kwargs: Any) -> np.ndarray:
-        raise AssertionError("the data were read")
-
-
 @pytest.fixture
 def eps_delta_only() -> Iterator[None]:
     class Plugin:
@@ -462,7 +453,7 @@ def test_a_mechanism_the_accountant_would_hand_gdp_is_refused_before_any_data() 
     with pytest.raises(pf.ConfigError, match=expected):
         pf.Pipeline.build("mean", mechanism="eps-delta-only", accountant="gdp", **kwargs)
     with pytest.raises(pf.ConfigError, match=expected):
-        pf.confidence_interval(_Untouchable(), "mean", mechanism="eps-delta-only", accountant="gdp", **kwargs)  # type: ignore[arg-type]
+        pf.confidence_interval(Untouchable(2_000_000), "mean", mechanism="eps-delta-only", accountant="gdp", **kwargs)  # type: ignore[arg-type]
     # the accountant that hands it what it accepts makes the pipeline build, and is the default one then
     pf.Pipeline.build("mean", mechanism="eps-delta-only", accountant="approx-dp", **kwargs)
     assert pf.Pipeline.build("mean", mechanism="eps-delta-only", **kwargs).resolve().names["accountant"] == "approx-dp"

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from _support import OptionalModule
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from scipy import stats
@@ -21,22 +22,8 @@ import privframe.plugin as pp
 from privframe.plugin.spending import PrivacySpender
 from privframe.privacy import accounting
 
-
-class _Optional:
-    """A module of the ``accounting`` extra (dp-accounting), imported when a test first uses it: a test that
-    needs it is skipped where it is not installed (CI installs it with the README's test line)."""
-
-    def __init__(self, name: str) -> None:
-        self._name = name
-
-    def __getattr__(self, attr: str) -> Any:
-        if attr.startswith("_"):  # pytest's collection looks for its own markers: not a use of the module
-            raise AttributeError(attr)
-        return getattr(pytest.importorskip(self._name), attr)
-
-
-dp_accounting = _Optional("dp_accounting")
-pld_privacy_accountant = _Optional("dp_accounting.pld.pld_privacy_accountant")
+dp_accounting = OptionalModule("dp_accounting")
+pld_privacy_accountant = OptionalModule("dp_accounting.pld.pld_privacy_accountant")
 
 PROPERTY = settings(max_examples=60, deadline=None, derandomize=True)
 

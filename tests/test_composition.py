@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from _support import OptionalModule
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
@@ -23,22 +24,8 @@ from privframe.privacy import accounting
 from privframe_std.methods.privsub import calibration
 from privframe_std.methods.privsub.budget import plan_budgets
 
-
-class _Optional:
-    """A module of the ``accounting`` extra (dp-accounting), imported when a test first uses it: a test that
-    needs it is skipped where it is not installed (CI installs it with the README's test line)."""
-
-    def __init__(self, name: str) -> None:
-        self._name = name
-
-    def __getattr__(self, attr: str) -> Any:
-        if attr.startswith("_"):  # pytest's collection looks for its own markers: not a use of the module
-            raise AttributeError(attr)
-        return getattr(pytest.importorskip(self._name), attr)
-
-
-common = _Optional("dp_accounting.pld.common")
-pld = _Optional("dp_accounting.pld.privacy_loss_distribution")
+common = OptionalModule("dp_accounting.pld.common")
+pld = OptionalModule("dp_accounting.pld.privacy_loss_distribution")
 
 PROPERTY = settings(max_examples=60, deadline=None, derandomize=True)
 PLD_GRID = 1e-5  # dp-accounting rounds privacy losses up to this grid: a pessimistic estimate

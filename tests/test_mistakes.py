@@ -8,20 +8,9 @@ from typing import Any
 
 import numpy as np
 import pytest
+from _support import Untouchable
 
 import privframe as pf
-
-
-class _Untouchable:
-    """A numeric array whose length is public and whose values raise if read."""
-
-    dtype = np.dtype(float)
-
-    def __init__(self, n: int) -> None:
-        self.shape = (n,)
-
-    def __array__(self, *args: Any, **kwargs: Any) -> np.ndarray:
-        raise AssertionError("the data were read")
 
 
 @pytest.mark.parametrize("confidence", [0.05, 0.1, 0.499])
@@ -38,7 +27,7 @@ def test_a_confidence_below_one_half_is_refused_naming_alpha(confidence: float) 
 def test_a_delta_at_or_above_one_over_n_is_refused_before_the_data_are_read(budget: Any, method: str) -> None:
     statistic = "median" if method == "cr-ss" else "mean"
     with pytest.raises(pf.BudgetError, match=r"^budget: delta = .* is at least 1/n = 0.001 for n = 1000 records"):
-        pf.confidence_interval(_Untouchable(1000), statistic, method=method, budget=budget, bounds=(0, 1))  # type: ignore[arg-type]
+        pf.confidence_interval(Untouchable(1000), statistic, method=method, budget=budget, bounds=(0, 1))  # type: ignore[arg-type]
     session = pf.Session(pf.ApproxDP(5.0, 0.1))
     with pytest.raises(pf.BudgetError, match="at least 1/n"):
         session.confidence_interval(np.zeros(1000), statistic, method=method, budget=budget, bounds=(0, 1))

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from _support import Untouchable
 
 import privframe as pf
 import privframe.plugin as pp
@@ -249,16 +250,6 @@ def test_a_gdp_budget_under_exact_accounting_is_refused_naming_the_conversion() 
         pf.confidence_interval(x, "mean", method="privboot", budget=pf.GDP(1.0), bounds=(0, 1))
 
 
-class _Untouchable:
-    """A numeric array whose length is public and whose values raise if read."""
-
-    shape = (2000,)
-    dtype = np.dtype(float)
-
-    def __array__(self, *args: Any, **kwargs: Any) -> np.ndarray:
-        raise AssertionError("the data were read")
-
-
 @pytest.mark.parametrize("B", [20, 100])
 def test_an_asymptotic_claim_at_small_b_is_refused_before_the_data_are_read(B: int) -> None:
     """B = 20 at mu = 1 costs eps = 7.19 at delta = 1e-6 against mu-GDP's 4.89 (B = 100: 5.37): refused, naming
@@ -267,7 +258,7 @@ def test_an_asymptotic_claim_at_small_b_is_refused_before_the_data_are_read(B: i
     with pytest.raises(
         pf.ConfigError, match=r"^sampler\.B: B = \d+ bootstrap releases are too few .*accounting='exact'"
     ):
-        pf.confidence_interval(_Untouchable(), "mean", budget=pf.GDP(1.0), **options)  # type: ignore[arg-type]
+        pf.confidence_interval(Untouchable(2000), "mean", budget=pf.GDP(1.0), **options)  # type: ignore[arg-type]
     session = pf.Session(pf.GDP(2.0), allow_asymptotic=True)
     with pytest.raises(pf.ConfigError, match="too few"):
         session.confidence_interval(_data(2000, 1), "mean", budget=pf.GDP(1.0), **options)

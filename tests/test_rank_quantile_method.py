@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from _support import Untouchable
 
 import privframe as pf
 from privframe.privacy import accounting
@@ -24,18 +25,6 @@ BUDGETS: list[Any] = [
     pf.GDP(1.0),
     pf.GDP(1.0, delta=1e-6),
 ]
-
-
-class _Untouchable:
-    """A numeric array whose length is public and whose values raise if read."""
-
-    dtype = np.dtype(float)
-
-    def __init__(self, n: int) -> None:
-        self.shape = (n,)
-
-    def __array__(self, *args: Any, **kwargs: Any) -> np.ndarray:
-        raise AssertionError("the data were read")
 
 
 @pytest.mark.parametrize("budget", BUDGETS, ids=str)
@@ -79,7 +68,7 @@ def test_quantile_levels_pass_through_and_the_ends_are_grid_points() -> None:
 
 def test_what_it_cannot_do_is_refused_before_the_data_are_read() -> None:
     with pytest.raises(pf.ConfigError, match=r"^budget: at n = 5 and 0.1-DP no rank-based interval"):
-        pf.confidence_interval(_Untouchable(5), "median", method="rank-quantile", budget=pf.PureDP(0.1), bounds=(0, 1))  # type: ignore[arg-type]
+        pf.confidence_interval(Untouchable(5), "median", method="rank-quantile", budget=pf.PureDP(0.1), bounds=(0, 1))  # type: ignore[arg-type]
     session = pf.Session(pf.PureDP(1.0))
     with pytest.raises(pf.ConfigError, match="no rank-based interval"):
         session.confidence_interval(np.zeros(5), "median", method="rank-quantile", budget=pf.PureDP(0.1), bounds=(0, 1))
