@@ -273,18 +273,16 @@ class ClippedLogNormal:
 
 
 @attrs.frozen
-class ClippedLaw:
-    """A continuous scipy law clipped to ``[low, high]``: scipy-style ``mean``, ``ppf`` and ``cdf``."""
+class _ClippedScipyLaw:
+    """A scipy law clipped to ``[low, high]``: its ``ppf`` and ``cdf`` (a subclass gives the ``mean``).
+
+    The q-quantile ``inf{x : F(x) >= q}`` of the clipped law is the law's own clipped to the range (scipy's
+    ``ppf`` is that infimum, for a discrete law too).
+    """
 
     law: Any
     low: float
     high: float
-
-    def mean(self) -> float:
-        """By quadrature over the part inside the range plus the two atoms."""
-        low, high = self.low, self.high
-        inside, _ = integrate.quad(lambda x: x * self.law.pdf(x), low, high, epsabs=1e-13, limit=200)
-        return float(low * self.law.cdf(low) + inside + high * self.law.sf(high))
 
     def ppf(self, q: Any) -> Any:
         """The law's quantile clipped to the range."""
@@ -297,17 +295,24 @@ class ClippedLaw:
 
 
 @attrs.frozen
-class ClippedDiscreteLaw:
+class ClippedLaw(_ClippedScipyLaw):
+    """A continuous scipy law clipped to ``[low, high]``: scipy-style ``mean``, ``ppf`` and ``cdf``."""
+
+    def mean(self) -> float:
+        """By quadrature over the part inside the range plus the two atoms."""
+        low, high = self.low, self.high
+        inside, _ = integrate.quad(lambda x: x * self.law.pdf(x), low, high, epsabs=1e-13, limit=200)
+        return float(low * self.law.cdf(low) + inside + high * self.law.sf(high))
+
+
+@attrs.frozen
+class ClippedDiscreteLaw(_ClippedScipyLaw):
     """A discrete scipy law on the integers clipped to ``[low, high]``: scipy-style ``mean``, ``ppf`` and ``cdf``.
 
     The mean is a finite sum of the pmf over the integers inside the range plus the two atoms at the ends;
     the q-quantile ``inf{x : F(x) >= q}`` of the clipped law is the law's own (scipy's discrete ``ppf`` is that
     infimum) clipped to the range.
     """
-
-    law: Any
-    low: float
-    high: float
 
     def mean(self) -> float:
         """``sum k p(k)`` over the integers in ``[low, high]``, plus ``low P(X < low) + high P(X > high)``."""
@@ -317,15 +322,6 @@ class ClippedDiscreteLaw:
         below = float(self.law.cdf(first - 1))
         above = float(self.law.sf(last))
         return math.fsum([inside, self.low * below, self.high * above])
-
-    def ppf(self, q: Any) -> Any:
-        """The law's quantile (the smallest integer k with ``F(k) >= q``) clipped to the range."""
-        return np.clip(self.law.ppf(q), self.low, self.high)
-
-    def cdf(self, x: Any) -> Any:
-        """0 below ``low``, 1 from ``high`` on, the law's CDF between."""
-        x = np.asarray(x, dtype=np.float64)
-        return np.where(x < self.low, 0.0, np.where(x >= self.high, 1.0, self.law.cdf(x)))
 
 
 @attrs.frozen

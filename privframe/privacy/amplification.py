@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 
 import numpy as np
 from scipy import special
@@ -161,13 +162,7 @@ def subsampled_pure_gdp_mu(epsilon: float, rate: float, count: int) -> float:
         high, low = low, low / 2.0
         if low < 1e-12:
             return high
-    while high - low > _REL_TOL * high:
-        middle = 0.5 * (low + high)
-        if gdp_dominates(middle, epsilon, rate, count):
-            high = middle
-        else:
-            low = middle
-    return high
+    return _last_fitting(lambda mu: gdp_dominates(mu, epsilon, rate, count), high, low)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -186,10 +181,16 @@ def largest_subsampled_epsilon(mu: float, rate: float, count: int) -> float:
         low, high = high, 2.0 * high
         if high > 700:
             return low
-    while high - low > _REL_TOL * high:
-        middle = 0.5 * (low + high)
-        if gdp_dominates(mu, middle, rate, count):
-            low = middle
+    return _last_fitting(lambda epsilon: gdp_dominates(mu, epsilon, rate, count), low, high)
+
+
+def _last_fitting(fits: Callable[[float], bool], good: float, bad: float) -> float:
+    """Bisection between a value that ``fits`` and one that does not (``fits`` monotone between them), to a
+    relative ``_REL_TOL`` of the larger: the last value found to fit."""
+    while abs(good - bad) > _REL_TOL * max(good, bad):
+        middle = 0.5 * (good + bad)
+        if fits(middle):
+            good = middle
         else:
-            high = middle
-    return low
+            bad = middle
+    return good

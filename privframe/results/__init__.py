@@ -206,6 +206,14 @@ def _document(result: IntervalResult | RegionResult, kind: str, shape: dict[str,
     return document
 
 
+def _write_json(table: dict[str, Any], path: str | os.PathLike[str] | None, indent: int | None) -> str:
+    """``table`` as strict JSON text (no NaN or infinity: :func:`_number` spells them), also written to ``path``."""
+    text = json.dumps(table, indent=indent, allow_nan=False)
+    if path is not None:
+        Path(path).write_text(text + "\n", encoding="utf-8")
+    return text
+
+
 def _read_json(source: str | os.PathLike[str]) -> dict[str, Any]:
     """The JSON object in ``source``: JSON text (it starts with ``{``), or the path of a file that holds it."""
     if isinstance(source, str) and source.lstrip().startswith("{"):
@@ -407,10 +415,7 @@ class IntervalResult:
 
     def to_json(self, path: str | os.PathLike[str] | None = None, *, indent: int | None = 2) -> str:
         """The :meth:`to_dict` table as strict JSON text, also written to ``path`` (UTF-8) when given."""
-        text = json.dumps(self.to_dict(), indent=indent, allow_nan=False)
-        if path is not None:
-            Path(path).write_text(text + "\n", encoding="utf-8")
-        return text
+        return _write_json(self.to_dict(), path, indent)
 
     @classmethod
     def from_dict(cls, table: Mapping[str, Any]) -> IntervalResult:
@@ -514,10 +519,7 @@ class RegionResult:
 
     def to_json(self, path: str | os.PathLike[str] | None = None, *, indent: int | None = 2) -> str:
         """The :meth:`to_dict` table as strict JSON text, also written to ``path`` (UTF-8) when given."""
-        text = json.dumps(self.to_dict(), indent=indent, allow_nan=False)
-        if path is not None:
-            Path(path).write_text(text + "\n", encoding="utf-8")
-        return text
+        return _write_json(self.to_dict(), path, indent)
 
     @classmethod
     def from_dict(cls, table: Mapping[str, Any]) -> RegionResult:
