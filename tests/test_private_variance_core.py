@@ -208,6 +208,42 @@ def test_the_convolution_quantile_is_exact() -> None:
     assert q[0] == pytest.approx(-0.3 * math.log(0.05))
 
 
+def _two_function_quantile(p: float, s: np.ndarray, law: NoiseLaw) -> np.ndarray:
+    """The quantile's Newton search with separate ``sum_sf`` and ``sum_pdf`` calls (the shared-work oracle)."""
+    from scipy import special
+
+    from privframe_std.methods.private_variance.laws import sum_pdf
+
+    z = float(-special.ndtri(p))
+    low = np.maximum(s * z, law.upper_quantile(p))
+    high = s * float(-special.ndtri(p / 2.0)) + law.upper_quantile(p / 2.0)
+    x = 0.5 * (low + high)
+    for _ in range(40):
+        excess = sum_sf(x, s, law) - p
+        low = np.where(excess > 0, x, low)
+        high = np.where(excess > 0, high, x)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            step = x + excess / sum_pdf(x, s, law)
+        inside = (step > low) & (step < high) & np.isfinite(step)
+        moved = np.where(inside, step, 0.5 * (low + high))
+        done = bool(np.all(np.abs(moved - x) <= 4e-16 * np.abs(x)))
+        x = moved
+        if done:
+            break
+    return x
+
+
+@pytest.mark.parametrize("scale", [1e-9, 0.003, 0.3, 7.0])
+def test_the_shared_work_quantile_is_the_two_function_one_bit_for_bit(scale: float) -> None:
+    law = NoiseLaw("laplace", scale)
+    s = np.concatenate([[0.0], np.geomspace(1e-12, 1e7, 301) * scale, [3e4 * scale]])
+    for p in (0.05, 0.025, 0.005, 1e-6):
+        assert np.array_equal(sum_upper_quantile(p, s, law), _two_function_quantile(p, s, law))
+        assert sum_upper_quantile(p, s[7], law) == _two_function_quantile(p, s[7:8], law)[0]
+        exact = s[(s > 0) & (s <= 1e4 * scale)]  # the regime the shared work takes without indexing
+        assert np.array_equal(sum_upper_quantile(p, exact, law), _two_function_quantile(p, exact, law))
+
+
 def test_coverage_quadrature_matches_a_monte_carlo_of_the_model() -> None:
     """The model's coverage (1-D quadrature) against 400 000 seeded draws of (D, eta_1, eta_2): SE at most
     sqrt(0.25 / 4e5) = 8e-4; tolerance 4 SE."""

@@ -178,6 +178,54 @@ def sum_pdf(x: npt.ArrayLike, s: npt.ArrayLike, law: NoiseLaw) -> Array:
     return np.asarray(out.reshape(xs.shape), dtype=np.float64)
 
 
+class _LaplaceTerms:
+    """:func:`sum_sf` and :func:`sum_pdf` of Laplace noise at many x for one fixed s, sharing their work.
+
+    A quantile's Newton steps evaluate both at every step with s fixed: the regimes, ``r`` and ``r^2 / 2``
+    are computed once, and the two exponentials are shared between the survival function and the density.
+    Every value is computed by the same operations as in those two functions, so the results are the same
+    bit for bit (``tests/test_private_variance_core.py`` checks it).
+    """
+
+    def __init__(self, s: Array, b: float) -> None:
+        self.shape = s.shape
+        self.b = b
+        self.none, self.exact, self.normal = _branches(s, s, b)
+        flat = s.reshape(-1)
+        self.all_exact = self.exact.size == flat.size  # the common case: no fancy indexing per step
+        self.se = flat[self.exact]
+        self.r = self.se / b
+        self.half_r2 = 0.5 * self.r * self.r
+        self.normal_sd = np.sqrt(flat[self.normal] ** 2 + 2.0 * b * b)
+
+    def at(self, x: Array) -> tuple[Array, Array]:
+        """``(sum_sf(x, s), sum_pdf(x, s))`` for ``x`` of the shape of s."""
+        b = self.b
+        fx = np.broadcast_to(x, self.shape).reshape(-1)
+        if self.all_exact:
+            sf_exact, pdf_exact = self._exact(fx)
+            return np.clip(sf_exact, 0.0, 1.0).reshape(self.shape), pdf_exact.reshape(self.shape)
+        sf = np.empty(fx.shape, dtype=np.float64)
+        pdf = np.empty(fx.shape, dtype=np.float64)
+        xn = fx[self.none]
+        sf[self.none] = 0.5 * np.exp(-xn / b)
+        pdf[self.none] = np.exp(-np.abs(xn) / b) / (2.0 * b)
+        xm, sd = fx[self.normal], self.normal_sd
+        sf[self.normal] = special.ndtr(-xm / sd)
+        pdf[self.normal] = np.exp(-0.5 * (xm / sd) ** 2) / (math.sqrt(2.0 * math.pi) * sd)
+        sf[self.exact], pdf[self.exact] = self._exact(fx[self.exact])
+        return np.clip(sf, 0.0, 1.0).reshape(self.shape), pdf.reshape(self.shape)
+
+    def _exact(self, xe: Array) -> tuple[Array, Array]:
+        """The exact formulas at the points of the exact regime (``xe`` in the order of ``self.exact``)."""
+        b, r, half_r2 = self.b, self.r, self.half_r2
+        u = xe / self.se
+        with np.errstate(over="ignore"):
+            second = np.exp(half_r2 - xe / b + special.log_ndtr(u - r))
+            third = np.exp(half_r2 + xe / b + special.log_ndtr(-u - r))
+        return special.ndtr(-u) + 0.5 * second - 0.5 * third, (second + third) / (2.0 * b)
+
+
 def sum_upper_quantile(p: float, s: npt.ArrayLike, law: NoiseLaw, guess: npt.ArrayLike | None = None) -> Array:
     """The ``x >= 0`` with ``P(s Z + noise > x) = p`` (``0 < p < 1/2``), for each ``s >= 0``.
 
@@ -198,12 +246,14 @@ def sum_upper_quantile(p: float, s: npt.ArrayLike, law: NoiseLaw, guess: npt.Arr
     if guess is not None:
         start = np.broadcast_to(np.asarray(guess, dtype=np.float64), x.shape)
         x = np.where((start > low) & (start < high), start, x)
+    terms = _LaplaceTerms(ss, law.scale)
     for _ in range(_NEWTON_STEPS):
-        excess = sum_sf(x, ss, law) - p
+        survival, density = terms.at(x)
+        excess = survival - p
         low = np.where(excess > 0, x, low)
         high = np.where(excess > 0, high, x)
         with np.errstate(divide="ignore", invalid="ignore"):
-            step = x + excess / sum_pdf(x, ss, law)
+            step = x + excess / density
         inside = (step > low) & (step < high) & np.isfinite(step)
         moved = np.where(inside, step, 0.5 * (low + high))
         done = bool(np.all(np.abs(moved - x) <= 4e-16 * np.abs(x)))
