@@ -23,6 +23,7 @@ import pytest
 
 import privframe as pf
 import privframe.plugin as pp
+import privframe_std.statistics.order as order_module
 from privframe.resampling.blocks import draw
 from privframe_std.statistics.order import (
     Median,
@@ -484,3 +485,34 @@ def test_rates_and_options() -> None:
     assert Median().rank(10) == 5
     assert Median().rank(11) == 6
     assert Quantile(q=0.9).rank(10) == 9
+
+
+@pytest.mark.parametrize("hinted", [True, False], ids=["hinted", "unhinted"])
+@pytest.mark.parametrize("kind", ["normal", "ties", "skewed ties", "rounded", "fine ties"])
+@pytest.mark.parametrize("beta", [0.02, 0.085])
+def test_open_rows_sorted_only_within_their_reach_are_the_full_sort(
+    kind: str, beta: float, hinted: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At small beta the direct pass leaves rows open and their search reads only ranks within a reach their
+    best term bounds; sorting that window alone (``_sorted_where_read``) gives the full sort's values and
+    ln SS bit for bit, at every rank, on tied data whose tie blocks straddle the window's edges too. Unhinted,
+    the first sort covers only the direct pass's window and the open rows are partitioned further."""
+    if not hinted:
+        monkeypatch.setattr(order_module, "_reach_hint", lambda k, beta: 0)
+    rng = np.random.default_rng(list(f"reach {kind} {beta}".encode()))
+    k = 20_000
+    if kind == "fine ties":  # tie blocks of tens of records, some across the sorted window's edges
+        rows = np.clip(np.round(rng.normal(size=(12, k)), 2), -3.0, 3.0)
+    else:
+        rows = np.stack([_random_row(rng, kind, k) for _ in range(12)])
+    windowed = 0
+    for rank in (1, 40, 300, k // 3, k // 2, k - 200, k - 3, k):
+        full = np.sort(rows, axis=1)
+        expected = order_log_smooth_sensitivity(full, rank, beta, -3.0, 3.0)
+        stats: dict[str, int] = {}
+        values, got = order_statistic_log_smooth(rows.copy(), rank, beta, -3.0, 3.0, stats=stats)
+        np.testing.assert_array_equal(values, full[:, rank - 1])
+        np.testing.assert_array_equal(got, expected)
+        windowed += 0 < stats["open_sorted"] < k
+    if kind in ("normal", "fine ties"):
+        assert windowed > 0  # the windowed sort really ran
