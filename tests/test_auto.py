@@ -157,6 +157,63 @@ def test_no_valid_candidate_is_a_config_error_naming_methods(toy: MethodMap) -> 
     assert "name one of the methods that accept 'mean' at (1, 1e-06)-DP: " in message
 
 
+def _spelling_map(pure_rel: float, pure_eps: float = 1.0) -> MethodMap:
+    """An (eps, delta) cell whose only valid method is wide, and a pure cell at the same n (and eps, unless
+    ``pure_eps`` differs) whose valid method has relative width ``pure_rel``."""
+    eps1 = {"unit": "approx-dp", "epsilon": 1.0, "delta": 1e-6}
+    pure = {"unit": "pure-dp", "epsilon": pure_eps}
+    cells = [
+        _cell(2000, "eps=1", eps1, [_entry("cr-gs", 0.7, 1.1), _entry("privsub", 0.93, 9.0)]),
+        _cell(2000, f"pure-eps={pure_eps:g}", pure, [_entry("cr-gs", 0.9, pure_rel), _entry("privsub", 0.95, 9.5)]),
+    ]
+    payload = {
+        "format": "privframe-method-map/1",
+        "command": "hand-made",
+        "seed": 0,
+        "trials": 100,
+        "statistics": {"mean": {"name": "mean", "options": {}, "bounds": [0.0, 20.0]}},
+        "cells": cells,
+    }
+    return MethodMap.from_dict(payload, "toy-spelling")
+
+
+def test_an_eps_delta_budget_runs_the_pure_cells_choice_where_it_is_narrower() -> None:
+    """PureDP(eps) implies ApproxDP(eps, delta): where the map measured both at the same n and eps and the pure
+    cell's choice is narrower, auto runs it at PureDP(eps) and says so (a weaker guarantee never costs width)."""
+    method_map = _spelling_map(1.2)
+    pipe = _choice(method_map, 2000, pf.ApproxDP(1.0, 1e-6))
+    assert pipe.method.name == "cr-gs"
+    assert pipe.budget == pf.PureDP(1.0)
+    why = pipe.chosen_by
+    assert why is not None
+    assert why["cell"]["budget"] == "pure-eps=1"
+    assert "spelled as 1-DP, which implies it" in why["spelling"]
+    assert "privsub (9)" in why["spelling"]
+    assert why["spelling"] in why["notes"]
+    # The same at another eps: the pure cell is at the user's eps only when the grid has it; it runs the user's eps.
+    other = _choice(method_map, 2000, pf.ApproxDP(1.2, 1e-6))
+    assert other.budget == pf.PureDP(1.2)
+    # The release is charged and reported as what ran.
+    x = np.exp(np.random.default_rng(3).normal(size=2000))
+    res = pf.confidence_interval(x, "mean", method={"name": "auto", "map": method_map},
+                                 budget=pf.ApproxDP(1.0, 1e-6), bounds=BOUNDS, rng=1)  # fmt: skip
+    assert res.method == "cr-gs"
+    assert res.privacy.total == pf.PureDP(1.0)
+
+
+def test_the_eps_delta_cells_choice_stays_where_it_is_narrower_or_no_pure_cell_matches() -> None:
+    narrower_here = _choice(_spelling_map(9.8), 2000, pf.ApproxDP(1.0, 1e-6))
+    assert narrower_here.method.name == "privsub"
+    assert narrower_here.budget == pf.ApproxDP(1.0, 1e-6)
+    assert narrower_here.chosen_by is not None
+    assert "spelling" not in narrower_here.chosen_by
+    # A pure cell at another epsilon measured another point: its widths do not compare.
+    elsewhere = _choice(_spelling_map(1.2, pure_eps=5.0), 2000, pf.ApproxDP(1.0, 1e-6))
+    assert elsewhere.method.name == "privsub"
+    # A pure budget is never respelled.
+    assert _choice(_spelling_map(9.8), 2000, pf.PureDP(1.0)).method.name == "cr-gs"
+
+
 def test_the_choice_is_deterministic(toy: MethodMap) -> None:
     first = _choice(toy, 1234, pf.GDP(1.3))
     again = _choice(toy, 1234, pf.GDP(1.3))
@@ -375,7 +432,8 @@ def test_auto_runs_the_shipped_maps_first_accepting_candidate_or_refuses_naming_
     """At every cell of the shipped map (every statistic, the U-statistic and the logistic slope included, at
     its own n and budget): auto runs the best-ranked exact candidate that accepts the budget, or, where there
     is none, refuses before any data are read, naming every measured method with the reason it is not valid
-    there and the methods that accept the budget."""
+    there and the methods that accept the budget. At an (eps, delta) cell whose pure-eps twin (same n and
+    eps) has a narrower such candidate, auto runs that one at PureDP(eps) instead."""
     budgets = {label: pf.budget_from_table(table) for label, table in shipped.info["budgets"].items()}
     for cell in shipped.cells:
         table = shipped.statistics[cell.statistic]
@@ -386,16 +444,18 @@ def test_auto_runs_the_shipped_maps_first_accepting_candidate_or_refuses_naming_
         assert located is not None
         assert located.cell is cell  # a grid point is its own cell
         where = (cell.statistic, cell.n, cell.budget)
-        exact = []  # the candidates, in rank order, that accept this budget with an exact guarantee
-        for entry in cell.candidates():
-            concrete = pf.Pipeline.build(statistic, method=dict(entry.method), budget=budget, bounds=bounds)
-            try:
-                concrete.check(cell.n)
-            except (pf.ConfigError, pf.BudgetError):
-                continue
-            if not concrete.select(cell.n).asymptotic:
-                exact.append(entry.name)
+        exact = _exact_candidates(cell, statistic, budget, bounds)
         pipe = pf.Pipeline.build(statistic, method={"name": "auto", "map": shipped}, budget=budget, bounds=bounds)
+        pure = _pure_twin(shipped, cell)  # an (eps, delta) cell's pure-eps cell at the same n and eps
+        if pure is not None:
+            pure_exact = _exact_candidates(pure, statistic, pf.PureDP(budget.epsilon), bounds)
+            here = next((e for e in cell.candidates() if exact and e.name == exact[0]), None)
+            there = next((e for e in pure.candidates() if pure_exact and e.name == pure_exact[0]), None)
+            if there is not None and (here is None or there.rel_width < here.rel_width):
+                chosen = pipe.select(cell.n)
+                assert chosen.method.name == there.name, where
+                assert chosen.budget == pf.PureDP(budget.epsilon), where
+                continue
         if not exact:  # refused before any data are read, naming every measured method and why
             with pytest.raises(pf.ConfigError, match="no method of the method map's nearest cell") as refused:
                 pipe.select(cell.n)
@@ -408,6 +468,37 @@ def test_auto_runs_the_shipped_maps_first_accepting_candidate_or_refuses_naming_
         assert exact, where
         assert chosen.method.name == exact[0], where
         assert not chosen.asymptotic
+
+
+def _exact_candidates(cell: Any, statistic: Any, budget: pf.Budget, bounds: Any) -> list[str]:
+    """The cell's candidates, in rank order, that accept ``budget`` at the cell's n with an exact guarantee."""
+    exact = []
+    for entry in cell.candidates():
+        concrete = pf.Pipeline.build(statistic, method=dict(entry.method), budget=budget, bounds=bounds)
+        try:
+            concrete.check(cell.n)
+        except (pf.ConfigError, pf.BudgetError):
+            continue
+        if not concrete.select(cell.n).asymptotic:
+            exact.append(entry.name)
+    return exact
+
+
+def _pure_twin(method_map: MethodMap, cell: Any) -> Any:
+    """The pure-eps cell at an (eps, delta) cell's n and eps, if the map measured one."""
+    if cell.unit != "approx-dp":
+        return None
+    return next(
+        (
+            other
+            for other in method_map.cells
+            if other.statistic == cell.statistic
+            and other.n == cell.n
+            and other.unit == "pure-dp"
+            and other.budget_table.get("epsilon") == cell.budget_table.get("epsilon")
+        ),
+        None,
+    )
 
 
 def test_the_choosing_page_shows_the_shipped_map() -> None:

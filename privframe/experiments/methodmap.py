@@ -337,7 +337,9 @@ def auto_choice(method_map: MethodMap, cell: MapCell) -> MapEntry | None:
 
     The choice is replayed through ``auto`` itself (public inputs only: no data): the best-ranked candidate
     that accepts the budget at that n with an exact guarantee, which need not be the first candidate (a
-    candidate that refuses the budget at that n, or whose guarantee is only asymptotic, is passed over).
+    candidate that refuses the budget at that n, or whose guarantee is only asymptotic, is passed over). At an
+    (eps, delta) cell it may be the entry of the pure-eps cell at the same n and eps, where that one is
+    narrower (``auto`` then runs it at ``PureDP(eps)``, which implies the budget); its ``label`` says so.
 
     Parameters
     ----------
@@ -365,7 +367,13 @@ def auto_choice(method_map: MethodMap, cell: MapCell) -> MapEntry | None:
             chosen = pipe.select(cell.n)
     except ConfigError:
         return None
-    return next((e for e in cell.candidates() if e.name == chosen.method.name), None)
+    used = chosen.chosen_by["cell"] if chosen.chosen_by is not None else {}
+    source = next(
+        (c for c in method_map.cells if (c.statistic, c.n, c.budget) == (used.get("statistic"), used.get("n"),
+                                                                         used.get("budget"))),
+        cell,
+    )  # fmt: skip
+    return next((e for e in source.candidates() if e.name == chosen.method.name), None)
 
 
 def method_map_table(method_map: MethodMap | None = None) -> str:
@@ -398,6 +406,8 @@ def method_map_table(method_map: MethodMap | None = None) -> str:
             if first.worst_variant is not None and len(cell.variants) > 1:
                 coverage += f" ({first.worst_variant})"
             rel, runs = _number(first.rel_width), first.name
+            if not any(entry is first for entry in cell.entries):  # the pure-eps cell's choice (auto_choice)
+                runs += " (as pure eps)"
         lines.append(
             f"| {cell.statistic} | {cell.budget} | {cell.n} | {runs} | {coverage} | {rel} | {others} | {under} | "
             f"{', '.join(refused) or '-'} |"
@@ -420,7 +430,9 @@ def auto_summary(method_map: MethodMap | None = None) -> str:
        methods ``auto`` runs (:func:`auto_choice`) with their cell counts, and the lowest coverage of its
        choices over every cell and variant (± its SE, and where).
     2. The cells where ``auto`` does not run the best-ranked candidate: the best's and auto's width relative
-       to the reference (auto passes over a candidate that refuses the budget at that n or is asymptotic).
+       to the reference (auto passes over a candidate that refuses the budget at that n or is asymptotic, and
+       at an (epsilon, delta) cell runs the pure-epsilon cell's choice where that is narrower, marked
+       ``as pure eps``).
     3. For each statistic and n with an (epsilon, delta) and a pure epsilon cell of the same epsilon: the mean
        width (mean over variants, ± SE) of auto's choice at each, and whether the (epsilon, delta) one is no
        wider (``yes``), wider but within 2 SE of the difference (``within 2 SE``), or wider (``no``).
@@ -461,6 +473,8 @@ def auto_summary(method_map: MethodMap | None = None) -> str:
             continue
         passed += 1
         runs_text = "refuses" if entry is None else f"{entry.name} ({_number(entry.rel_width)})"
+        if entry is not None and not any(own is entry for own in cell.entries):
+            runs_text += ", as pure eps"
         lines.append(
             f"| {cell.statistic} | {cell.budget} | {cell.n} | {best.name} ({_number(best.rel_width)}) | {runs_text} |"
         )

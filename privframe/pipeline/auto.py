@@ -21,7 +21,7 @@ from privframe.pipeline.parts import Part
 from privframe.pipeline.resolve import PART_KINDS
 from privframe.plugin.registry import PluginRegistry, registry
 from privframe.plugin.traits import traits_of
-from privframe.privacy.budgets import Budget
+from privframe.privacy.budgets import ApproxDP, Budget, PureDP
 from privframe.resampling.blocks import RunOptions
 
 __all__ = ["Assemble", "Recipe", "check", "select"]
@@ -97,12 +97,12 @@ def _entry_specs(entry: methodmap.MapEntry, statistic: Part) -> dict[str, Part |
     return {"method": method, "statistic": statistic, **parts}
 
 
-def _concrete(pipe: Recipe, entry: methodmap.MapEntry, assemble: Assemble) -> Any:
-    """``pipe`` with the map entry's method, resolved."""
+def _concrete(pipe: Recipe, entry: methodmap.MapEntry, assemble: Assemble, budget: Budget | None = None) -> Any:
+    """``pipe`` with the map entry's method (and ``budget`` instead of the pipeline's, if given), resolved."""
     return assemble(
         _entry_specs(entry, pipe.statistic),
         {},
-        budget=pipe.budget,
+        budget=pipe.budget if budget is None else budget,
         bounds=pipe.bounds,
         confidence=pipe.confidence,
         options=pipe.options,
@@ -268,17 +268,28 @@ def select(pipe: Recipe, n: int, assemble: Assemble) -> Any:
             ),
             stacklevel=caller_stacklevel(),
         )
-    passed_over: list[tuple[methodmap.MapEntry, str]] = []
-    for entry in cell.candidates():
-        try:
-            candidate = _concrete(pipe, entry, assemble)
-            candidate.check(n)
-        except (BudgetError, ConfigError) as exc:
-            passed_over.append((entry, f"refused this budget: {exc.message}"))
-            continue
-        if candidate.asymptotic:
-            passed_over.append((entry, "its guarantee holds only asymptotically (auto chooses exact ones)"))
-            continue
+    entry, candidate, passed_over = _first_exact(pipe, cell, n, budget, assemble)
+    pure = _pure_spelling(pipe, method_map, located, n, budget, level, assemble)
+    if pure is not None and (entry is None or _narrower(pure[1], entry)):
+        pure_located, pure_entry, pure_candidate, pure_passed = pure
+        spelling = (
+            f"{budget} spelled as {pure_candidate.budget}, which implies it: at the map's n = {cell.n} and "
+            f"epsilon, the pure cell's choice {pure_entry.name} (relative width {pure_entry.rel_width:.3g}) is "
+            f"narrower than the (epsilon, delta) cell's "
+            + ("(none valid)" if entry is None else f"{entry.name} ({entry.rel_width:.3g})")
+        )
+        why = methodmap.diagnostics(
+            pure_located,
+            method_map=method_map,
+            n=n,
+            budget=pure_candidate.budget,
+            confidence=pipe.confidence,
+            chosen=pure_entry,
+            passed_over=pure_passed,
+            spelling=spelling,
+        )
+        return pure_candidate.chosen(why)
+    if entry is not None:
         why = methodmap.diagnostics(
             located,
             method_map=method_map,
@@ -289,10 +300,10 @@ def select(pipe: Recipe, n: int, assemble: Assemble) -> Any:
             passed_over=passed_over,
         )
         return candidate.chosen(why)
-    skipped = {entry.label: reason for entry, reason in passed_over}
+    skipped = {passed.label: reason for passed, reason in passed_over}
     measured = "; ".join(
-        f"{entry.name}: {skipped.get(entry.label) or methodmap.excluded_reason(entry, cell.nominal)}"
-        for entry in cell.entries
+        f"{other.name}: {skipped.get(other.label) or methodmap.excluded_reason(other, cell.nominal)}"
+        for other in cell.entries
     )
     raise ConfigError(
         f"no method of the method map's nearest cell ({cell.statistic}, n = {cell.n}, {cell.budget}) has "
@@ -300,3 +311,71 @@ def select(pipe: Recipe, n: int, assemble: Assemble) -> Any:
         f"{_name_a_method(pipe.statistic, budget, pipe.bounds, pipe.registry, assemble)}",
         path=_path(pipe.prefix, "method"),
     )
+
+
+def _first_exact(
+    pipe: Recipe, cell: methodmap.MapCell, n: int, budget: Budget, assemble: Assemble
+) -> tuple[methodmap.MapEntry | None, Any, list[tuple[methodmap.MapEntry, str]]]:
+    """The cell's best-ranked candidate that accepts ``budget`` at n with an exact guarantee, its pipeline, and
+    the candidates passed over on the way (with why); ``(None, None, passed_over)`` when there is none."""
+    passed_over: list[tuple[methodmap.MapEntry, str]] = []
+    for entry in cell.candidates():
+        try:
+            candidate = _concrete(pipe, entry, assemble, budget)
+            candidate.check(n)
+        except (BudgetError, ConfigError) as exc:
+            passed_over.append((entry, f"refused this budget: {exc.message}"))
+            continue
+        if candidate.asymptotic:
+            passed_over.append((entry, "its guarantee holds only asymptotically (auto chooses exact ones)"))
+            continue
+        return entry, candidate, passed_over
+    return None, None, passed_over
+
+
+def _pure_spelling(
+    pipe: Recipe,
+    method_map: methodmap.MethodMap,
+    located: methodmap.Located,
+    n: int,
+    budget: Budget,
+    level: float | None,
+    assemble: Assemble,
+) -> tuple[methodmap.Located, methodmap.MapEntry, Any, list[tuple[methodmap.MapEntry, str]]] | None:
+    """For an ``ApproxDP(eps, delta)`` budget, the choice at ``PureDP(eps)``, which implies it.
+
+    Used only where the map measured both spellings at the same point: the (eps, delta) cell located and a
+    pure-eps cell at the same n and the same epsilon. The two cells' relative widths are then comparable (the
+    same datasets and references, :mod:`privframe.experiments.cells`), so a weaker guarantee never gets the
+    wider interval. None otherwise.
+    """
+    if not isinstance(budget, ApproxDP) or budget.delta <= 0.0:
+        return None
+    cell = located.cell
+    pure = PureDP(budget.epsilon)
+    pure_located = method_map.locate(
+        pipe.statistic.name, pipe.statistic.options, n, pure, methodmap.bounds_kind(pipe.bounds), level
+    )
+    if pure_located is None:
+        return None
+    other = pure_located.cell
+    same_point = (
+        cell.unit == "approx-dp"
+        and other.unit == "pure-dp"
+        and other.statistic == cell.statistic
+        and other.n == cell.n
+        and other.budget_table.get("epsilon") == cell.budget_table.get("epsilon")
+    )
+    if not same_point:
+        return None
+    entry, candidate, passed_over = _first_exact(pipe, other, n, pure, assemble)
+    if entry is None:
+        return None
+    return pure_located, entry, candidate, passed_over
+
+
+def _narrower(first: methodmap.MapEntry, second: methodmap.MapEntry) -> bool:
+    """Whether ``first`` was measured narrower than ``second`` (relative widths; an unmeasured width never is)."""
+    if first.rel_width is None:
+        return False
+    return second.rel_width is None or first.rel_width < second.rel_width

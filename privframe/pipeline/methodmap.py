@@ -856,10 +856,17 @@ def diagnostics(
     confidence: float,
     chosen: MapEntry,
     passed_over: Sequence[tuple[MapEntry, str]],
+    spelling: str | None = None,
 ) -> Mapping[str, Any]:
-    """``res.diagnostics["auto"]``: the query, the cell, its candidates and exclusions, and the rule (read-only)."""
+    """``res.diagnostics["auto"]``: the query, the cell, its candidates and exclusions, and the rule (read-only).
+
+    ``spelling``: why the budget was spelled as another that implies it (the query's ``budget`` is then the
+    one the chosen method runs at); it is stated under ``"spelling"`` and in the notes.
+    """
     cell = located.cell
     notes = list(located.notes)
+    if spelling is not None:
+        notes.append(spelling)
     if not math.isclose(confidence, cell.nominal):
         notes.append(f"the map was measured at {cell.nominal:g} confidence; its ranking is used at {confidence:g}")
     if located.extrapolated:
@@ -897,6 +904,7 @@ def diagnostics(
             if not entry.candidate
         ],
         "notes": notes,
+        **({"spelling": spelling} if spelling is not None else {}),
         "map": {
             "source": method_map.source,
             **{k: info[k] for k in ("format", "command", "seed", "trials") if k in info},
