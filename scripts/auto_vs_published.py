@@ -1,0 +1,298 @@
+"""``method="auto"`` against the published constructions, on the method map's own datasets (docs/choosing.md).
+
+For every cell of a method map (statistic, n, budget level) this replays the choice ``method="auto"``
+makes there (``privframe.experiments.auto_choice``: public inputs only) and reads that method's measured
+coverage and mean width on each data variant from the map. On the **same datasets** (the map experiment's
+data seeds: trial t of variant v at size n is the dataset every method of the map saw) it runs the
+published construction a statistician would pick instead, test-only reimplementations in
+``tests/baselines``:
+
+- the mean: NoisyVar (Du, Foot, Moniot, Bray and Groce 2020), pure eps-DP with Laplace noise;
+- quantiles: the exponential-mechanism interval of Drechsler, Globus-Harris, McMillan, Sarathy and Smith
+  (2022), pure eps-DP, granularity half a cell of the grid ``rank-quantile`` uses at that n and budget
+  (``suggested_grid_size``), the rule of ``docs/methods/rank-quantile.md``'s study;
+
+each at the same or a stricter guarantee than the cell's budget: pure eps for ``PureDP(eps)`` and for
+``ApproxDP(eps, delta)``, and for ``GDP(mu)`` the pure eps whose mechanism is mu-GDP
+(``gdp_pure_epsilon``; for the quantile's two selections, the largest per-run eps whose two pure runs
+compose to mu-GDP). Widths are after intersecting with the bounds; the ratio is auto's mean width over the
+baseline's, per variant. Prints Markdown tables and a summary per statistic, and the spelling check of the
+mean (auto's width at ``ApproxDP(eps, 1e-6)`` over its width at ``PureDP(eps)``, per variant, on the same
+datasets).
+
+usage: python scripts/auto_vs_published.py [--map PATH] [--trials T] [--statistics mean,median,...] [--n 100,500]
+
+Cells the map has not measured completely are left out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+
+from baselines import drechsler  # noqa: E402
+from baselines.noisyvar import noisyvar_interval  # noqa: E402
+
+import privframe as pf  # noqa: E402
+from privframe.experiments import auto_choice, load_experiment  # noqa: E402
+from privframe.experiments.cells import data_seed, expand  # noqa: E402
+from privframe.experiments.generators import make_generator  # noqa: E402
+from privframe.pipeline.methodmap import MapCell, MethodMap  # noqa: E402
+from privframe.privacy import accounting  # noqa: E402
+from privframe.privacy.budgets import budget_from_table  # noqa: E402
+from privframe_std.methods.rank_quantile.core import suggested_grid_size  # noqa: E402
+
+
+def pure_epsilon(budget: pf.Budget) -> float:
+    """NoisyVar's pure eps at the same or a stricter guarantee than ``budget``."""
+    if isinstance(budget, pf.GDP):
+        return accounting.gdp_pure_epsilon(budget.mu)
+    return float(budget.epsilon)
+
+
+def run_epsilon(budget: pf.Budget) -> float:
+    """The quantile baseline's per-selection eps (two selections) at the same or a stricter guarantee."""
+    if isinstance(budget, pf.GDP):
+        mu_i = budget.mu / math.sqrt(2.0)
+        while accounting.gdp_compose([mu_i, mu_i]) > budget.mu:
+            mu_i = math.nextafter(mu_i, 0.0)
+        return accounting.gdp_pure_epsilon(mu_i)
+    return float(budget.epsilon) / 2.0
+
+
+class Datasets:
+    """The map experiment's datasets, generated once per (n, variant) and kept for every statistic."""
+
+    def __init__(self, experiment: str) -> None:
+        self.spec = load_experiment(experiment)
+        self.tasks = {(t.cell.method, t.cell.n, t.cell.variant): t for t in expand(self.spec)}
+        self._cache: dict[tuple[int, str], tuple[np.ndarray, tuple[float, float]]] = {}
+
+    def truth(self, reference: str, n: int, variant: str) -> float:
+        return float(self.tasks[(reference, n, variant)].truth)
+
+    def get(self, reference: str, n: int, variant: str, trials: int) -> tuple[np.ndarray, tuple[float, float]]:
+        key = (n, variant)
+        if key not in self._cache or self._cache[key][0].shape[0] < trials:
+            task = self.tasks[(reference, n, variant)]
+            options = {k: v for k, v in task.data.items() if k != "generator"}
+            generator = make_generator(task.data["generator"], options, "experiment.data")
+            rows = [
+                np.asarray(
+                    generator.sample(n, np.random.default_rng(data_seed(task.seed, task.experiment, n, t, variant))),
+                    dtype=float,
+                )
+                for t in range(trials)
+            ]
+            low, high = generator.record_bounds()  # type: ignore[attr-defined]
+            self._cache = {k: v for k, v in self._cache.items() if k[0] == n}  # one n at a time in memory
+            self._cache[key] = (np.stack(rows), (float(low), float(high)))
+        data, bounds = self._cache[key]
+        return data[:trials], bounds
+
+
+def baseline(
+    kind: str, data: np.ndarray, bounds: tuple[float, float], budget: pf.Budget, q: float, nominal: float, seed: Any
+) -> tuple[np.ndarray, np.ndarray]:
+    """The published construction's interval on every row of ``data``, intersected with the bounds."""
+    low, high = bounds
+    rng = np.random.default_rng(seed)
+    clipped = np.clip(data, low, high)
+    if kind == "mean":
+        lo, hi = noisyvar_interval(clipped, bounds, pure_epsilon(budget), rng, nominal)
+        return np.maximum(lo, low), np.minimum(hi, high)
+    n = data.shape[1]
+    eps_run = run_epsilon(budget)
+    granularity = (high - low) / (2.0 * suggested_grid_size(n, budget, "pure"))  # the method's default grid
+    ranks = drechsler.calibrated_ranks(n, q, nominal, eps_run, low, high, granularity)
+    ends = [drechsler.drechsler_interval(row, low, high, eps_run, granularity, ranks, rng) for row in clipped]
+    return np.array([e[0] for e in ends]), np.array([e[1] for e in ends])
+
+
+def quantile_level(table: Mapping[str, Any]) -> tuple[str, float] | None:
+    """("mean", nan) or ("quantile", q) for the statistics the baselines cover; None for the others."""
+    name = table["name"]
+    if name == "mean":
+        return "mean", math.nan
+    if name == "median":
+        return "quantile", 0.5
+    if name == "quantile":
+        return "quantile", float(table["options"]["q"])
+    return None
+
+
+def reference_label(method_map: MethodMap, cell: MapCell) -> str:
+    """The label of the cell's non-private reference in the experiment (``mean/bootstrap``, ``q90/...``)."""
+    label = cell.entries[0].label
+    return label.split("/")[0] + "/bootstrap"
+
+
+def compare_cell(method_map: MethodMap, cell: MapCell, data: Datasets, trials: int | None) -> dict[str, Any]:
+    """auto's entry and the baseline on every variant of one map cell."""
+    kind, q = quantile_level(method_map.statistics[cell.statistic])  # type: ignore[misc]
+    budget = budget_from_table(cell.budget_table)
+    chosen = auto_choice(method_map, cell)
+    reference = reference_label(method_map, cell)
+    rows = []
+    for variant in cell.variants:
+        measured = None if chosen is None else next(m for m in chosen.measurements if m.variant == variant)
+        count = trials or (measured.trials if measured is not None else method_map_trials(method_map))
+        x, bounds = data.get(reference, cell.n, variant, count)
+        seed = np.random.SeedSequence([29, cell.n, len(variant), *map(ord, variant + cell.budget + cell.statistic)])
+        lo, hi = baseline(kind, x, bounds, budget, q, cell.nominal, seed)
+        truth = data.truth(reference, cell.n, variant)
+        covered = (lo <= truth) & (truth <= hi)
+        width_range = bounds[1] - bounds[0]
+        rows.append(
+            {
+                "variant": variant,
+                "auto_coverage": None if measured is None else measured.coverage,
+                "auto_width": None if measured is None else measured.mean_width,
+                "baseline_coverage": float(covered.mean()),
+                "baseline_width": float(np.mean(hi - lo)),
+                "range": width_range,
+            }
+        )
+    return {"cell": cell, "method": None if chosen is None else chosen.name, "rows": rows}
+
+
+def method_map_trials(method_map: MethodMap) -> int:
+    return int(method_map.to_dict()["trials"])
+
+
+def _fmt(value: float | None, digits: int = 2) -> str:
+    return "-" if value is None or not math.isfinite(value) else f"{value:.{digits}f}"
+
+
+def report(results: list[dict[str, Any]], nominal: float, trials: int) -> Iterator[str]:
+    """Markdown: one table per statistic, then its summary."""
+    se = math.sqrt(nominal * (1 - nominal) / trials)
+    by_statistic: dict[str, list[dict[str, Any]]] = {}
+    for result in results:
+        by_statistic.setdefault(result["cell"].statistic, []).append(result)
+    for statistic, cells in by_statistic.items():
+        yield f"\n### {statistic}\n"
+        yield (
+            "| n | budget | auto runs | auto min coverage | baseline min coverage | width auto / baseline: "
+            "median [min, max] | whole range where the baseline < half |"
+        )
+        yield "|---|---|---|---|---|---|---|"
+        medians: list[float] = []
+        worst: list[float] = []
+        whole = 0
+        for result in cells:
+            cell = result["cell"]
+            rows = result["rows"]
+            ratios = [r["auto_width"] / r["baseline_width"] for r in rows if r["auto_width"] is not None]
+            flags = sum(
+                1
+                for r in rows
+                if r["auto_width"] is not None
+                and r["auto_width"] >= 0.99 * r["range"]
+                and r["baseline_width"] < 0.5 * r["range"]
+            )
+            whole += flags
+            auto_cov = [r["auto_coverage"] for r in rows if r["auto_coverage"] is not None]
+            if ratios:
+                medians.append(float(np.median(ratios)))
+                worst.append(max(ratios))
+            yield (
+                "| "
+                + " | ".join(
+                    [
+                        str(cell.n),
+                        cell.budget,
+                        result["method"] or "refuses",
+                        _fmt(min(auto_cov) if auto_cov else None, 3),
+                        _fmt(min(r["baseline_coverage"] for r in rows), 3),
+                        f"{_fmt(float(np.median(ratios)))} [{_fmt(min(ratios))}, {_fmt(max(ratios))}]"
+                        if ratios
+                        else "-",
+                        str(flags),
+                    ]
+                )
+                + " |"
+            )
+        if medians:
+            narrower = sum(m <= 1.0 for m in medians)
+            yield (
+                f"\n{statistic}: auto's median width ratio <= 1 in {narrower} of {len(medians)} cells; median of the "
+                f"cells' medians {np.median(medians):.2f}, largest per-variant ratio {max(worst):.2f}; "
+                f"whole-range intervals where the baseline is under half the range: {whole}; "
+                f"2-SE line for coverage {nominal - 2 * se:.3f}."
+            )
+
+
+def spelling(method_map: MethodMap) -> Iterator[str]:
+    """auto's mean width at ApproxDP(eps, delta) over PureDP(eps), per variant, from the map (same datasets)."""
+    cells = {(c.statistic, c.n, c.budget): c for c in method_map.cells}
+    pairs = [("eps=1", "pure-eps=1")]
+    yield "\n### The spelling of a budget (the mean): auto's width at (eps, 1e-6) over pure eps\n"
+    yield "| n | (eps, delta) / pure | auto runs | width ratio: median [min, max] |"
+    yield "|---|---|---|---|"
+    for (statistic, n, label), cell in sorted(cells.items(), key=lambda kv: (kv[0][0], kv[0][1])):
+        if method_map.statistics[statistic]["name"] != "mean":
+            continue
+        for approx, pure in pairs:
+            if label != approx or (statistic, n, pure) not in cells:
+                continue
+            a, p = auto_choice(method_map, cell), auto_choice(method_map, cells[(statistic, n, pure)])
+            if a is None or p is None:
+                continue
+            ratios = [
+                ma.mean_width / mp.mean_width
+                for ma in a.measurements
+                for mp in p.measurements
+                if ma.variant == mp.variant and ma.mean_width and mp.mean_width
+            ]
+            yield (
+                f"| {n} | {approx} / {pure} | {a.name} / {p.name} | "
+                f"{np.median(ratios):.3f} [{min(ratios):.3f}, {max(ratios):.3f}] |"
+            )
+
+
+def main(argv: list[str]) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--map", type=Path, default=ROOT / "privframe" / "maps" / "method-map.json")
+    parser.add_argument("--trials", type=int, default=None, help="the first T trials (default: the map's)")
+    parser.add_argument("--statistics", default=None, help="comma-separated statistic names, e.g. mean,median")
+    parser.add_argument("--n", default=None, help="comma-separated sample sizes (default: every n of the map)")
+    args = parser.parse_args(argv)
+    method_map = MethodMap.read(args.map)
+    payload = method_map.to_dict()
+    data = Datasets(payload["experiment"])
+    wanted = None if args.statistics is None else set(args.statistics.split(","))
+    sizes = None if args.n is None else {int(v) for v in args.n.split(",")}
+    results = []
+    started = time.perf_counter()
+    cells = sorted(method_map.cells, key=lambda c: (c.n, c.statistic))  # one n's datasets in memory at a time
+    for cell in cells:
+        table = method_map.statistics[cell.statistic]
+        if quantile_level(table) is None or (wanted is not None and table["name"] not in wanted):
+            continue
+        if (sizes is not None and cell.n not in sizes) or not cell.complete:
+            continue
+        results.append(compare_cell(method_map, cell, data, args.trials))
+    results.sort(key=lambda r: (r["cell"].statistic, r["cell"].n, r["cell"].budget))
+    trials = args.trials or method_map_trials(method_map)
+    nominal = results[0]["cell"].nominal if results else 0.9
+    print(f"map {args.map.name}: experiment {payload['experiment']}, {trials} trials a variant, nominal {nominal}")
+    for line in report(results, nominal, trials):
+        print(line)
+    for line in spelling(method_map):
+        print(line)
+    print(f"\n({time.perf_counter() - started:.0f} s)", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
