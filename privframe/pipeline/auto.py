@@ -276,7 +276,7 @@ def select(pipe: Recipe, n: int, assemble: Assemble) -> Any:
             f"{budget} spelled as {pure_candidate.budget}, which implies it: at the map's n = {cell.n} and "
             f"epsilon, the pure cell's choice {pure_entry.name} (relative width {pure_entry.rel_width:.3g}) is "
             f"narrower than the (epsilon, delta) cell's "
-            + ("(none valid)" if entry is None else f"{entry.name} ({entry.rel_width:.3g})")
+            + ("(none valid)" if entry is None else f"{entry.name} ({_width(entry)})")
         )
         why = methodmap.diagnostics(
             pure_located,
@@ -372,6 +372,10 @@ def _pure_spelling(
     if entry is None:
         return None
     return pure_located, entry, candidate, passed_over
+
+
+def _width(entry: methodmap.MapEntry) -> str:
+    return "not measured" if entry.rel_width is None else f"{entry.rel_width:.3g}"
 
 
 def _narrower(first: methodmap.MapEntry, second: methodmap.MapEntry) -> bool:
