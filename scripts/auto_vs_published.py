@@ -60,16 +60,6 @@ def pure_epsilon(budget: pf.Budget) -> float:
     return float(budget.epsilon)
 
 
-def run_epsilon(budget: pf.Budget) -> float:
-    """The quantile baseline's per-selection eps (two selections) at the same or a stricter guarantee."""
-    if isinstance(budget, pf.GDP):
-        mu_i = budget.mu / math.sqrt(2.0)
-        while accounting.gdp_compose([mu_i, mu_i]) > budget.mu:
-            mu_i = math.nextafter(mu_i, 0.0)
-        return accounting.gdp_pure_epsilon(mu_i)
-    return float(budget.epsilon) / 2.0
-
-
 class Datasets:
     """The map experiment's datasets, generated once per (n, variant) and kept for every statistic."""
 
@@ -112,7 +102,7 @@ def baseline(
         lo, hi = noisyvar_interval(clipped, bounds, pure_epsilon(budget), rng, nominal)
         return np.maximum(lo, low), np.minimum(hi, high)
     n = data.shape[1]
-    eps_run = run_epsilon(budget)
+    eps_run = drechsler.run_epsilon(budget)
     granularity = (high - low) / (2.0 * suggested_grid_size(n, budget, "pure"))  # the method's default grid
     ranks = drechsler.calibrated_ranks(n, q, nominal, eps_run, low, high, granularity)
     ends = [drechsler.drechsler_interval(row, low, high, eps_run, granularity, ranks, rng) for row in clipped]

@@ -37,7 +37,6 @@ sys.path.insert(0, str(ROOT / "tests"))
 from baselines import drechsler  # noqa: E402
 
 import privframe as pf  # noqa: E402
-from privframe import accounting  # noqa: E402
 from privframe_std.methods.rank_quantile import core  # noqa: E402
 
 CONFIDENCE = 0.95
@@ -110,16 +109,6 @@ def bounds(shape: str, width: int) -> tuple[float, float]:
     return -width * scale / 2, width * scale / 2
 
 
-def baseline_eps_run(spec: pf.Budget) -> float:
-    """The published construction's per-run eps at the same or a stricter budget."""
-    if isinstance(spec, pf.GDP):
-        mu_i = spec.mu / math.sqrt(2.0)
-        while accounting.gdp_compose([mu_i, mu_i]) > spec.mu:
-            mu_i = math.nextafter(mu_i, 0.0)
-        return accounting.gdp_pure_epsilon(mu_i)
-    return spec.epsilon / 2.0
-
-
 def _seed(*key: Any) -> np.random.SeedSequence:
     digest = hashlib.sha256(repr(key).encode()).digest()
     return np.random.SeedSequence(int.from_bytes(digest[:8], "little"))
@@ -137,7 +126,7 @@ def run_cell(
     if ablation:
         variants["ablation"] = core.plan(n, q, CONFIDENCE, spec, grid, variant="independent", tilt=False,
                                          gdp_accounting="pure")  # fmt: skip
-    eps_run = baseline_eps_run(spec)
+    eps_run = drechsler.run_epsilon(spec)
     granularity = (high - low) / (2 * grid)
     base_ranks = drechsler.calibrated_ranks(n, q, CONFIDENCE, eps_run, low, high, granularity)
     np_low, np_high = core.order_statistic_ranks(n, q, CONFIDENCE)

@@ -70,6 +70,11 @@ def _toy_map() -> MethodMap:
         ),
         _cell(2000, "eps=1", eps1, [_entry("cr-gs", 0.5, 9.0), _entry("privsub", 0.6, 9.0)]),
     ]
+    return _hand_made(cells, "toy")
+
+
+def _hand_made(cells: list[dict[str, Any]], source: str) -> MethodMap:
+    """A format-1 map of the mean from hand-made cells."""
     payload = {
         "format": "privframe-method-map/1",
         "command": "hand-made",
@@ -78,7 +83,7 @@ def _toy_map() -> MethodMap:
         "statistics": {"mean": {"name": "mean", "options": {}, "bounds": [0.0, 20.0]}},
         "cells": cells,
     }
-    return MethodMap.from_dict(payload, "toy")
+    return MethodMap.from_dict(payload, source)
 
 
 @pytest.fixture(scope="module")
@@ -166,15 +171,7 @@ def _spelling_map(pure_rel: float, pure_eps: float = 1.0) -> MethodMap:
         _cell(2000, "eps=1", eps1, [_entry("cr-gs", 0.7, 1.1), _entry("privsub", 0.93, 9.0)]),
         _cell(2000, f"pure-eps={pure_eps:g}", pure, [_entry("cr-gs", 0.9, pure_rel), _entry("privsub", 0.95, 9.5)]),
     ]
-    payload = {
-        "format": "privframe-method-map/1",
-        "command": "hand-made",
-        "seed": 0,
-        "trials": 100,
-        "statistics": {"mean": {"name": "mean", "options": {}, "bounds": [0.0, 20.0]}},
-        "cells": cells,
-    }
-    return MethodMap.from_dict(payload, "toy-spelling")
+    return _hand_made(cells, "toy-spelling")
 
 
 def test_an_eps_delta_budget_runs_the_pure_cells_choice_where_it_is_narrower() -> None:

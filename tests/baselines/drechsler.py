@@ -32,9 +32,24 @@ import numpy as np
 import numpy.typing as npt
 from scipy import stats
 
-__all__ = ["calibrated_ranks", "drechsler_interval", "em_quantile"]
+__all__ = ["calibrated_ranks", "drechsler_interval", "em_quantile", "run_epsilon"]
 
 FloatArray = npt.NDArray[np.float64]
+
+
+def run_epsilon(budget: object) -> float:
+    """The per-run eps of the construction's two runs at the same or a stricter guarantee than ``budget``: half
+    of eps for ``PureDP(eps)`` and ``ApproxDP(eps, delta)``; for ``GDP(mu)`` the largest pure eps whose two runs,
+    each ``eps``-DP hence ``gdp_mu``-GDP of its exact conversion, compose to at most mu-GDP."""
+    from privframe import GDP
+    from privframe.privacy import accounting
+
+    if isinstance(budget, GDP):
+        mu_i = budget.mu / math.sqrt(2.0)
+        while accounting.gdp_compose([mu_i, mu_i]) > budget.mu:
+            mu_i = math.nextafter(mu_i, 0.0)
+        return accounting.gdp_pure_epsilon(mu_i)
+    return float(budget.epsilon) / 2.0  # type: ignore[attr-defined]
 
 
 def _lower_failure(k: int, n: int, q: float, eps_run: float, ratio: float) -> float:
