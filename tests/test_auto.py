@@ -319,14 +319,14 @@ def test_a_mapped_statistic_with_another_kind_of_bounds_is_not_extrapolated() ->
 
 
 def test_other_options_of_a_mapped_statistic_use_its_cells_and_say_so() -> None:
-    pipe = pf.Pipeline.build({"name": "quantile", "q": 0.75}, method="auto", budget=pf.GDP(1.0), bounds=BOUNDS)
-    with pytest.warns(pf.CoverageWarning, match=r"0\.75-quantile uses the method map's cells of 'quantile\(q=0\.9\)'"):
+    pipe = pf.Pipeline.build({"name": "quantile", "q": 0.8}, method="auto", budget=pf.GDP(1.0), bounds=BOUNDS)
+    with pytest.warns(pf.CoverageWarning, match=r"0\.8-quantile uses the method map's cells of 'quantile\(q=0\.75\)'"):
         chosen = pipe.select(2000)
     why = chosen.chosen_by
     assert why is not None
-    assert why["cell"]["statistic"] == "quantile(q=0.9)"
-    assert any("not quantile(q=0.75)" in note for note in why["notes"])
-    assert chosen.statistic.options["q"] == 0.75  # the statistic asked for is the one that runs
+    assert why["cell"]["statistic"] == "quantile(q=0.75)"  # the nearest measured level (0.9 is farther)
+    assert any("not quantile(q=0.8)" in note for note in why["notes"])
+    assert chosen.statistic.options["q"] == 0.8  # the statistic asked for is the one that runs
 
 
 def test_auto_in_a_pipeline_config_and_the_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -577,6 +577,39 @@ def test_a_map_from_a_run_and_the_cli_write_map(tmp_path: Path) -> None:
         assert pipe.select(300).method.name == cell.candidates()[0].name
 
 
+def test_a_partial_map_leaves_out_cells_where_only_refusals_are_recorded(tmp_path: Path) -> None:
+    """A run stopped before an n: that n's cells hold the refusals (recorded without running) and nothing
+    measured; the map leaves them out (``absent_map_cells``) rather than keeping a cell with no candidate,
+    where auto would refuse instead of using the nearest measured n."""
+    config = {
+        "experiment": {
+            "name": "toy-partial",
+            "trials": 4,
+            "seed": 3,
+            "record_refused": True,
+            "data": {"generator": "clipped-lognormal"},
+            "grid": {"n": [300, 600], "budgets": [{"label": "mu=2", "budget": {"unit": "gdp", "mu": 2.0}}]},
+            "defaults": {"statistic": "mean", "bounds": [0.0, 20.0]},
+            "methods": {
+                "cr-gs": {"method": "cr-gs", "budget": "budget", "reference": "boot"},
+                "blbquant": {"method": "blbquant", "budget": "budget", "reference": "boot"},
+                "boot": {"method": "bootstrap"},
+            },
+        }
+    }
+    out = tmp_path / "out"
+    E.run(config, out=out, n=[300])
+    partial = build_method_map(E.run(config, out=out, saved_only=True), command="test")
+    assert [cell.n for cell in partial.cells] == [300]
+    measured = partial.info["measured"]
+    assert measured["absent_map_cells"] == ["mean | n=600 | mu=2"]
+    assert not measured["complete"]
+    pipe = pf.Pipeline.build("mean", method={"name": "auto", "map": partial}, budget=pf.GDP(2.0), bounds=BOUNDS)
+    if partial.cells[0].candidates():
+        with pytest.warns(pf.CoverageWarning, match="largest n"):
+            assert pipe.select(600).method.name == partial.cells[0].candidates()[0].name
+
+
 def _toml(config: dict[str, Any]) -> str:
     exp = config["experiment"]
     lines = ["[experiment]", 'name = "toy-map"', "trials = 6", "seed = 3", "record_refused = true",
@@ -591,9 +624,11 @@ def _toml(config: dict[str, Any]) -> str:
 
 # -- the shipped map against a fresh run --------------------------------------------------------------
 
-# Cheap cells at the map's smallest n (about 3 s together): one per budget unit, on two variants each.
+# Cheap cells at the map's smallest n (about 15 s together): one per budget unit and private-variance.
 FRESH_CELLS = [
     ("mean/cr-gs", "mu=1", ("lognormal-w10", "bernoulli")),
+    # measured before private-variance's quantile search shared its work (the same bits, checked here)
+    ("mean/private-variance", "pure-eps=1", ("lognormal-w3",)),
     ("median/rank-quantile", "eps=1", ("poisson-w10", "bimodal-w50")),
     ("q90/privsub", "pure-eps=1", ("t3-w50", "normal-w10")),
 ]

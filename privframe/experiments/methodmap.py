@@ -222,7 +222,9 @@ def build_method_map(result: ExperimentResult, *, command: str | None = None) ->
     incomplete, absent = [], []
     for (key, n, label), entries in sorted(groups.items(), key=lambda item: _cell_order(item[0], levels)):
         where = f"{key} | n={n} | {label}"
-        if all(not entry.measurements for entry in entries):
+        if all(all(m.refused is not None for m in entry.measurements) for entry in entries) and any(
+            entry.missing for entry in entries
+        ):  # nothing run yet (at most the refusals, which need no run): not measured, left out of the map
             absent.append(where)
             continue
         budget = levels[label]
