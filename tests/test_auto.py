@@ -533,16 +533,16 @@ def test_update_page_rewrites_only_the_marked_table(toy: MethodMap, tmp_path: Pa
     assert plain.read_text(encoding="utf-8") == "# No table here\n"
 
 
-def test_a_map_from_a_run_and_the_cli_write_map(tmp_path: Path) -> None:
-    """A tiny run with a refusal, a failure-free candidate and the CLI's --write-map."""
-    config = {
+def _toy_experiment(name: str, trials: int, sizes: list[int]) -> dict[str, Any]:
+    """A tiny map experiment of the mean at GDP(2): cr-gs, blbquant (which refuses a GDP budget), the bootstrap."""
+    return {
         "experiment": {
-            "name": "toy-map",
-            "trials": 6,
+            "name": name,
+            "trials": trials,
             "seed": 3,
             "record_refused": True,
             "data": {"generator": "clipped-lognormal"},
-            "grid": {"n": [300], "budgets": [{"label": "mu=2", "budget": {"unit": "gdp", "mu": 2.0}}]},
+            "grid": {"n": sizes, "budgets": [{"label": "mu=2", "budget": {"unit": "gdp", "mu": 2.0}}]},
             "defaults": {"statistic": "mean", "bounds": [0.0, 20.0]},
             "methods": {
                 "cr-gs": {"method": "cr-gs", "budget": "budget", "reference": "boot"},
@@ -551,6 +551,11 @@ def test_a_map_from_a_run_and_the_cli_write_map(tmp_path: Path) -> None:
             },
         }
     }
+
+
+def test_a_map_from_a_run_and_the_cli_write_map(tmp_path: Path) -> None:
+    """A tiny run with a refusal, a failure-free candidate and the CLI's --write-map."""
+    config = _toy_experiment("toy-map", 6, [300])
     path = tmp_path / "toy.toml"
     path.write_text(_toml(config), encoding="utf-8")
     target, out = tmp_path / "map.json", tmp_path / "out"
@@ -581,22 +586,7 @@ def test_a_partial_map_leaves_out_cells_where_only_refusals_are_recorded(tmp_pat
     """A run stopped before an n: that n's cells hold the refusals (recorded without running) and nothing
     measured; the map leaves them out (``absent_map_cells``) rather than keeping a cell with no candidate,
     where auto would refuse instead of using the nearest measured n."""
-    config = {
-        "experiment": {
-            "name": "toy-partial",
-            "trials": 4,
-            "seed": 3,
-            "record_refused": True,
-            "data": {"generator": "clipped-lognormal"},
-            "grid": {"n": [300, 600], "budgets": [{"label": "mu=2", "budget": {"unit": "gdp", "mu": 2.0}}]},
-            "defaults": {"statistic": "mean", "bounds": [0.0, 20.0]},
-            "methods": {
-                "cr-gs": {"method": "cr-gs", "budget": "budget", "reference": "boot"},
-                "blbquant": {"method": "blbquant", "budget": "budget", "reference": "boot"},
-                "boot": {"method": "bootstrap"},
-            },
-        }
-    }
+    config = _toy_experiment("toy-partial", 4, [300, 600])
     out = tmp_path / "out"
     E.run(config, out=out, n=[300])
     partial = build_method_map(E.run(config, out=out, saved_only=True), command="test")
