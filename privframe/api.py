@@ -63,11 +63,7 @@ def _interval(x: Any, req: Request) -> IntervalResult:
 
     Notes
     -----
-    The budgets of calls on the same data add up. From the 5th plain (session-less) private call on the same
-    array in one process (then the 10th, 20th, ...), a :class:`privframe.PrivacyWarning` suggests charging them
-    to one :class:`privframe.Session`. The data are recognised by a keyed hash (a random per-process key) kept
-    in memory only; whether the warning appears depends on the data only through whether equal inputs were
-    passed again, which the caller already knows. Calls through a session are never counted.
+    {repeats}
 
     Examples
     --------
@@ -95,11 +91,7 @@ def _region(x: Any, req: Request) -> RegionResult:
 
     Notes
     -----
-    The budgets of calls on the same data add up. From the 5th plain (session-less) private call on the same
-    array in one process (then the 10th, 20th, ...), a :class:`privframe.PrivacyWarning` suggests charging them
-    to one :class:`privframe.Session`. The data are recognised by a keyed hash (a random per-process key) kept
-    in memory only; whether the warning appears depends on the data only through whether equal inputs were
-    passed again, which the caller already knows. Calls through a session are never counted.
+    {repeats}
     """
     pipe = assemble_request(attrs.evolve(req, rng=None))
     return _counted(x, req, lambda: as_region(pipe.run(x, rng=req.rng, region=True)))

@@ -552,17 +552,17 @@ def update_page(path: str | Path, method_map: MethodMap | None = None) -> Path:
 
 def page_summary(path: str | Path) -> str:
     """The generated summary currently in a docs page (between its markers), for checks."""
-    text = Path(path).read_text(encoding="utf-8")
-    match = re.search(re.escape(_SUMMARY_START) + r"(.*?)" + re.escape(_SUMMARY_END), text, re.DOTALL)
-    if match is None:
-        raise ConfigError("the page has no method-map summary markers", path="page")
-    return match.group(1).strip()
+    return _generated_block(path, _SUMMARY_START, _SUMMARY_END, "summary")
 
 
 def page_table(path: str | Path) -> str:
     """The generated table currently in a docs page (between the markers), for checks."""
+    return _generated_block(path, _TABLE_START, _TABLE_END, "table")
+
+
+def _generated_block(path: str | Path, start: str, end: str, what: str) -> str:
     text = Path(path).read_text(encoding="utf-8")
-    match = re.search(re.escape(_TABLE_START) + r"(.*?)" + re.escape(_TABLE_END), text, re.DOTALL)
+    match = re.search(re.escape(start) + r"(.*?)" + re.escape(end), text, re.DOTALL)
     if match is None:
-        raise ConfigError("the page has no method-map table markers", path="page")
+        raise ConfigError(f"the page has no method-map {what} markers", path="page")
     return match.group(1).strip()

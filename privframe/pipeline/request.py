@@ -110,11 +110,21 @@ x : array_like, pandas DataFrame, numpy structured array or Dask array
     anything else is a ``ConfigError`` (``docs/cluster.md``)."""
 
 
+_REPEATS = """\
+The budgets of calls on the same data add up. From the 5th plain (session-less) private call on the same
+array in one process (then the 10th, 20th, ...), a :class:`privframe.PrivacyWarning` suggests charging them
+to one :class:`privframe.Session`. The data are recognised by a keyed hash (a random per-process key) kept
+in memory only; whether the warning appears depends on the data only through whether equal inputs were
+passed again, which the caller already knows. Calls through a session are never counted."""
+"""The Notes paragraph on repeated calls, shared by the front doors that read data (``{repeats}``)."""
+
+
 def _document(body: Callable[..., Any], with_data: bool) -> str:
-    """``body``'s docstring with the shared parameters where it says ``{parameters}``."""
+    """``body``'s docstring with the shared parameters where it says ``{parameters}`` (and the note on
+    repeated calls where it says ``{repeats}``)."""
     doc = inspect.cleandoc(body.__doc__ or "")
     shared = (_DATA + "\n" + PARAMETERS) if with_data else PARAMETERS
-    return doc.replace("{parameters}", "Parameters\n----------\n" + shared)
+    return doc.replace("{parameters}", "Parameters\n----------\n" + shared).replace("{repeats}", _REPEATS)
 
 
 def _signature(first: list[inspect.Parameter], returns: Any) -> inspect.Signature:
