@@ -600,6 +600,44 @@ def test_a_partial_map_leaves_out_cells_where_only_refusals_are_recorded(tmp_pat
             assert pipe.select(600).method.name == partial.cells[0].candidates()[0].name
 
 
+def test_a_rerun_of_some_methods_merges_into_the_map_as_a_full_rerun_would(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--write-map FILE --merge``: a rerun of one label (its reference kept) with the map's seed repeats
+    that label's trials exactly, so merging it into a map whose entry went stale restores the full run's
+    entry; the other entries are kept as they were, and the merge is recorded. A run with another seed is
+    refused before anything is written."""
+    config = _toy_experiment("toy-merge", 6, [300])
+    path = tmp_path / "toy.toml"
+    path.write_text(_toml(config).replace('"toy-map"', '"toy-merge"'), encoding="utf-8")
+    target, out = tmp_path / "map.json", tmp_path / "out"
+    assert main(["experiment", str(path), "--out", str(out), "--write-map", str(target)]) == 0
+    full = json.loads(target.read_text(encoding="utf-8"))
+    stale = json.loads(json.dumps(full))
+    (entry,) = [e for e in stale["cells"][0]["entries"] if e["label"] == "cr-gs"]
+    entry["measurements"][0]["covered"] = 0
+    entry["measurements"][0]["coverage"] = 0.0
+    entry["coverage"], entry["candidate"] = 0.0, False
+    target.write_text(json.dumps(stale), encoding="utf-8")
+    assert not any(e.candidate for e in MethodMap.read(target).cells[0].entries if e.label == "cr-gs")
+    rerun = ["experiment", str(path), "--out", str(tmp_path / "rerun"), "--methods", "cr-gs"]
+    assert main([*rerun, "--write-map", str(target), "--merge"]) == 0
+    merged = json.loads(target.read_text(encoding="utf-8"))
+    assert merged["cells"] == full["cells"]
+    assert merged["command"] == full["command"]
+    (record,) = merged["merged"]
+    assert record["labels"] == ["cr-gs"]
+    assert record["cells"] == 1
+    assert record["command"].endswith("--merge")
+    before = target.read_text(encoding="utf-8")
+    capsys.readouterr()
+    assert main([*rerun, "--seed", "4", "--write-map", str(target), "--merge"]) == 2
+    assert "map.seed: the run was not made with the map's settings" in capsys.readouterr().err
+    assert target.read_text(encoding="utf-8") == before
+    assert main([*rerun, "--merge"]) == 2
+    assert "merge: needs --write-map" in capsys.readouterr().err
+
+
 def _toml(config: dict[str, Any]) -> str:
     exp = config["experiment"]
     lines = ["[experiment]", 'name = "toy-map"', "trials = 6", "seed = 3", "record_refused = true",

@@ -89,6 +89,12 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         help="then write the method map of the results (the data of method='auto') to FILE as JSON",
     )
     p.add_argument(
+        "--merge",
+        action="store_true",
+        help="with --write-map: keep the map already in FILE and replace only the entries this run measured "
+        "on every variant (a rerun of some --methods after a change to them; same seed, trials and levels)",
+    )
+    p.add_argument(
         "--update-page",
         metavar="PAGE",
         help="with --write-map: then rewrite the generated tables of PAGE (docs/choosing.md) from the map written",
@@ -198,6 +204,8 @@ def command(args: argparse.Namespace) -> int:
     methods, budgets = _list(args.methods, "methods"), _list(args.budget, "budget")
     if args.update_page is not None and args.write_map is None:
         raise ConfigError("needs --write-map (the page's tables are made from the map written)", path="update-page")
+    if args.merge and args.write_map is None:
+        raise ConfigError("needs --write-map (the map to merge the run into)", path="merge")
     variants = _list(args.variants, "variants")
     if args.estimate:
         if args.experiment == "all":
@@ -248,7 +256,9 @@ def command(args: argparse.Namespace) -> int:
         print(json.dumps([r.to_dict() for r in results], indent=1))
     if args.write_map is not None:
         command = f"{results[0].meta['command']} --write-map {shlex.quote(args.write_map)}"
-        path = write_method_map(results[0], args.write_map, command=command)
+        if args.merge:
+            command += " --merge"
+        path = write_method_map(results[0], args.write_map, command=command, merge=args.merge)
         print(f"method map written to {path}", file=sys.stderr if args.json else sys.stdout)
         if args.update_page is not None:
             page = update_page(args.update_page, MethodMap.read(path))

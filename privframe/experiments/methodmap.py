@@ -15,6 +15,7 @@ reference on the same data - or with the reason it refused the level's budget; t
 from __future__ import annotations
 
 import datetime
+import json
 import math
 import re
 import statistics
@@ -22,6 +23,8 @@ import warnings
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+import attrs
 
 from privframe.errors import ConfigError, CoverageWarning
 from privframe.experiments.cells import Cell
@@ -52,6 +55,7 @@ __all__ = [
     "auto_choice",
     "auto_summary",
     "build_method_map",
+    "merge_method_maps",
     "method_map_table",
     "page_summary",
     "page_table",
@@ -285,11 +289,89 @@ def _cell_order(cell: tuple[str, int, str], levels: Mapping[str, Any]) -> tuple[
     return key, list(levels).index(label), n
 
 
-def write_method_map(result: ExperimentResult, path: str | Path, *, command: str | None = None) -> Path:
-    """Build the map of ``result`` (:func:`build_method_map`) and write it to ``path`` as JSON."""
+def write_method_map(
+    result: ExperimentResult, path: str | Path, *, command: str | None = None, merge: bool = False
+) -> Path:
+    """Build the map of ``result`` (:func:`build_method_map`) and write it to ``path`` as JSON.
+
+    With ``merge``, the map already at ``path`` is kept and only the entries this run measured in full are
+    replaced (:func:`merge_method_maps`): a rerun of some methods after a change to them.
+    """
     target = Path(path)
-    write_json_atomic(target, build_method_map(result, command=command).to_dict())
+    built = build_method_map(result, command=command)
+    if merge:
+        built = merge_method_maps(MethodMap.read(target), built, command=command)
+    write_json_atomic(target, built.to_dict())
     return target
+
+
+_SAME_SETTINGS = ("format", "experiment", "seed", "trials", "budgets", "variants", "early_stop", "rule")
+_SUBSETS = ("budgets", "variants")
+
+
+def _plain(value: Any) -> Any:
+    """JSON's view of a value (tuples as lists, mapping proxies as dicts), to compare a built map with a read one."""
+    return json.loads(json.dumps(value, default=dict))
+
+
+def merge_method_maps(base: MethodMap, update: MethodMap, *, command: str | None = None) -> MethodMap:
+    """``base`` with the entries that ``update`` ran on every variant of their cell put in their place.
+
+    A partial rerun (``--methods`` naming some labels, their references kept) of the same experiment, seed
+    and trials draws the same data and the same method randomness for every trial as a full run (the seeds
+    depend only on the experiment, the seed, the cell and the trial), so the merged map is the map a full
+    rerun would give, for the methods rerun. Each touched cell's entries are ranked again; the cells and
+    entries of ``base`` that the update does not cover stay as they are. The merge is recorded in
+    ``info["merged"]`` (command, date, labels, cells touched).
+
+    Raises
+    ------
+    ConfigError
+        When the two maps were not made with the same settings (experiment, seed, trials, budget levels, data
+        variants, early stopping, rule), or the update holds a cell or entry ``base`` does not.
+    """
+    for key in _SAME_SETTINGS:
+        mine, theirs = _plain(base.info.get(key)), _plain(update.info.get(key))
+        if key in _SUBSETS and isinstance(mine, dict) and isinstance(theirs, dict):
+            theirs = {**mine, **theirs}  # a run of some levels or variants: each must be the map's own
+        if mine != theirs:
+            raise ConfigError(
+                f"the run was not made with the map's settings ('{key}' differs): merge needs the map's own "
+                "experiment, seed, trials, levels and variants",
+                path=f"map.{key}",
+            )
+    cells = {(c.statistic, c.n, c.budget): c for c in update.cells}
+    merged, labels, touched = [], set(), 0
+    for cell in base.cells:
+        fresh = cells.pop((cell.statistic, cell.n, cell.budget), None)
+        if fresh is None:
+            merged.append(cell)
+            continue
+        replace = {  # measured on every variant, and run on at least one (a refusal alone needs no rerun)
+            e.label: e for e in fresh.entries if not e.missing and any(m.refused is None for m in e.measurements)
+        }
+        known = {e.label for e in cell.entries}
+        if not set(replace) <= known:
+            unknown = ", ".join(sorted(set(replace) - known))
+            raise ConfigError(f"the map's cell has no method {unknown}", path="map.cells")
+        if replace:
+            touched += 1
+            labels |= set(replace)
+            entries = [replace.get(e.label, e) for e in cell.entries]
+            cell = attrs.evolve(cell, entries=_order(entries))
+        merged.append(cell)
+    if cells:
+        where = ", ".join(f"{k} | n={n} | {b}" for k, n, b in sorted(cells))
+        raise ConfigError(f"the map has no cell {where}", path="map.cells")
+    record = {
+        "command": command or update.info.get("command", ""),
+        "date": datetime.date.today().isoformat(),
+        "labels": sorted(labels),
+        "cells": touched,
+        "cell_seconds": update.info.get("cell_seconds"),
+    }
+    info = {**dict(base.info), "merged": [*base.info.get("merged", ()), record]}
+    return MethodMap(base.source, info, base.statistics, tuple(merged))
 
 
 def _number(value: float | None, digits: int = 3) -> str:
