@@ -574,3 +574,51 @@ def test_suggested_grid_size_follows_n_and_the_budget() -> None:
     assert core.suggested_grid_size(10_000, pf.PureDP(1.0)) == 2**14
     assert core.suggested_grid_size(10_000, pf.GDP(1.0)) == 2**15
     assert core.suggested_grid_size(10**7, pf.PureDP(1.0)) == 2**16
+
+
+def _end_law(counts: np.ndarray, plan: core.RankPlan, side: str) -> np.ndarray:
+    distance = core.end_distances(counts, plan, side)
+    rate = plan.lower.rate if side == "lower" else plan.upper.rate
+    log_weight = -rate * distance.astype(np.float64)
+    law: np.ndarray = np.exp(log_weight - special.logsumexp(log_weight))
+    return law
+
+
+@pytest.mark.parametrize(
+    ("q", "budget_", "side", "atom"),
+    [(0.1, pf.PureDP(1.0), "upper", 1.0), (0.5, pf.PureDP(1.0), "lower", 3.0), (0.9, pf.GDP(1.0), "lower", 5.0)],
+)
+def test_the_tilt_does_not_carry_an_end_across_an_empty_gap_between_atoms(
+    q: float, budget_: pf.Budget, side: str, atom: float
+) -> None:
+    """Integer data on tight bounds (Poisson(3)-like counts on [0, 5.2], each gap between two integers a fifth
+    of the grid): the distance is flat across a gap, and a tilt of share * depth steps outweighed it (these
+    ends had means 1.92, 2.09 and 4.01: the next atom, or the gap just before it, where the published
+    construction stays within a grid cell). With the gap guard's cap each end stays on its atom, exactly
+    (the end's law computed in full), while the tilt is still on."""
+    n, low, high = 2000, 0.0, 5.2
+    values = np.repeat([0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 5.2], [100, 300, 450, 450, 340, 200, 160])
+    size = core.suggested_grid_size(n, budget_)
+    plan = core.plan(n, q, 0.95, budget_, size)
+    end = plan.lower if side == "lower" else plan.upper
+    assert plan.variant == "independent"
+    assert end.tilt_block > 0
+    law = _end_law(core.histogram(values, low, high, size), plan, side)
+    edges = core.grid_edges(low, high, size)
+    step = (high - low) / size
+    on_atom = float(law[np.abs(edges - atom) <= step].sum())
+    assert on_atom > 0.99
+    cap = core.TILT_CAP_RATES / end.rate + core.TILT_CAP_SDS * math.sqrt(n * q * (1 - q))
+    assert (size + 1) / end.tilt_block <= cap + 1
+
+
+def test_the_gap_guard_binds_only_where_the_depth_would_tilt_further() -> None:
+    """At n = 100 000 the share of the depth asks for tens of thousands of steps; the cap holds it to
+    16 / rate + 4 sds, and the plan stays valid (the miss bound within the allowance)."""
+    plan = core.plan(100_000, 0.5, 0.95, pf.PureDP(1.0), 2**16)
+    for end, p in ((plan.lower, 0.5), (plan.upper, 0.5)):
+        cap = core.TILT_CAP_RATES / end.rate + core.TILT_CAP_SDS * math.sqrt(100_000 * p * (1 - p))
+        steps = -(-(2**16 + 1) // end.tilt_block)
+        assert steps <= cap + 1
+        assert 0.5 * end.depth > cap  # the cap, not the share, set the block
+        assert end.miss <= end.alpha

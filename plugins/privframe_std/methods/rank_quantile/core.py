@@ -39,6 +39,8 @@ from privframe_std.methods.rank_quantile.budget import GDP_ACCOUNTING, selection
 
 __all__ = [
     "MAX_GRID_SIZE",
+    "TILT_CAP_RATES",
+    "TILT_CAP_SDS",
     "TILT_MARGIN",
     "TILT_SHARES",
     "VARIANTS",
@@ -76,6 +78,16 @@ guard of :func:`_single_end`."""
 
 TILT_MARGIN = 3.0
 """The drift guard: the grid points beyond the data may weigh at most ``e^-3`` (5%) of the target."""
+
+TILT_CAP_RATES = 16.0
+TILT_CAP_SDS = 4.0
+"""The gap guard: the tilt falls at most ``TILT_CAP_RATES / rate + TILT_CAP_SDS sqrt(n p (1 - p))`` times
+across the grid. On data with atoms the distance is flat across an empty gap between two atoms, so a tilt
+of T steps across the grid carries an end over a gap that spans a share g of the grid whenever the atom's
+excess over the target rank is below ``T g``: the cap keeps that excess within the selection's own noise
+(a few ``1 / rate``) plus a few binomial sds, where the non-private interval reaches the next atom too.
+The saving of the tilt grows only as ``ln(rate T) / rate`` ranks, so the cap costs a few percent of the
+width on continuous data and takes most of it off on integer data with tight bounds (the method page)."""
 
 _SAFETY = 1.0 - 1e-9
 """Each end's bound is held to ``alpha * _SAFETY``: the binomial sums are accurate to far better than 1e-9."""
@@ -331,7 +343,8 @@ def _single_end(n: int, p: float, epsilon: float, grid_size: int, alpha: float, 
     """One end selected by its own exponential mechanism at epsilon, with the tilt when it helps.
 
     The tilt takes ``steps = share * r0`` steps of ``exp(-rate)`` across the grid (r0 the untilted depth,
-    share in :data:`TILT_SHARES`, the largest that passes): a grid point beyond the data on the end's own
+    share in :data:`TILT_SHARES`, the largest that passes), at most the gap guard's cap
+    (:data:`TILT_CAP_SDS`): a grid point beyond the data on the end's own
     side has distance about the depth r and base measure up to ``exp(rate * steps)`` above the target's,
     so all of them together weigh at most ``(1 + F) exp(-rate (r - steps))`` relative to the target. The
     tilt is kept only if that is below ``e^-TILT_MARGIN`` and the depth grows: otherwise it would trade
@@ -341,10 +354,15 @@ def _single_end(n: int, p: float, epsilon: float, grid_size: int, alpha: float, 
     uniform = _end(n, p, rate, math.log(grid_size), alpha)
     if not tilt:
         return uniform
+    cap = int(TILT_CAP_RATES / rate + TILT_CAP_SDS * math.sqrt(n * p * (1.0 - p)))
+    tried = 0
     for share in TILT_SHARES:
-        steps = int(share * uniform.depth)
+        steps = min(int(share * uniform.depth), cap)
         if steps < 1:
             break
+        if steps == tried:  # the cap binds at every share from here: the same plan again
+            continue
+        tried = steps
         block = -(-(grid_size + 1) // steps)  # ceil: at most `steps` tilt steps across j = 0..G
         factor = tilt_factor(grid_size, block, rate)
         tilted = _end(n, p, rate, math.log(factor), alpha, block)
