@@ -5,14 +5,16 @@ The row loops draw nothing themselves: they take 64-bit words drawn by numpy's `
 words a call takes is a function of the counts only, so a seed defines the rows. The uniform fill of
 multinomial counts steps an SFC64 stream seeded with three of the Generator's words (:func:`fast_stream`).
 ``_jit`` (and numba) load on the first call and compiled code is cached on disk, so ``import privframe``
-never loads numba.
+never loads numba; small :func:`distinct_subsets` calls before that take a numpy path with the same rows.
 """
 
 from __future__ import annotations
 
 import contextlib
 import math
+import sys
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -108,6 +110,23 @@ def _clean_on_error(*scratch: npt.NDArray[Any]) -> Iterator[None]:
         raise
 
 
+NUMPY_PATH_VALUES = 200_000
+"""Largest total output (values) of a :func:`distinct_subsets` call that may take the numpy path."""
+
+NUMPY_PATH_ROWS = 2_000
+"""Largest number of rows of a :func:`distinct_subsets` call that may take the numpy path."""
+
+NUMPY_PATH_SECONDS = 0.5
+"""Time all numpy-path calls of a process may take together; past it numba is loaded (and kept)."""
+
+# Loading numba and ``_jit`` (import, target context, code cached on disk) costs about 0.5 s, once; then a
+# call costs about 6 ns a value (0.1 ms for 128 rows of 145 of 1000 values). The numpy path costs about
+# 150 ns a value plus 20 us a row, so the limits above keep one call to 30-40 ms, well below the load, and
+# NUMPY_PATH_SECONDS (about the load's cost: a process that keeps making small calls loses at most that
+# much to the numpy path) decides when to load numba after all.
+_numpy_path_seconds = 0.0
+
+
 def distinct_subsets(
     rng: np.random.Generator, k: IntArray, complement: npt.NDArray[np.bool_], start: int, stop: int
 ) -> IntArray:
@@ -115,7 +134,32 @@ def distinct_subsets(
     where ``complement[r]`` the ``stop - start - k[r]`` values not among them; sorted, plus ``start``.
 
     Returns the rows concatenated (``intp``). Each row is a uniform subset of its size.
+
+    Notes
+    -----
+    Two paths give the same rows from the same words: the compiled loop of ``_jit`` and, while numba is not
+    loaded in this process and the call is small (:data:`NUMPY_PATH_VALUES`, :data:`NUMPY_PATH_ROWS`;
+    :data:`NUMPY_PATH_SECONDS` in all), numpy operations per row, which spare a short process numba's load.
     """
+    global _numpy_path_seconds
+    if (
+        "privframe_std.samplers._jit" not in sys.modules
+        and k.size <= NUMPY_PATH_ROWS
+        and _numpy_path_seconds < NUMPY_PATH_SECONDS
+        and int(np.where(complement, stop - start - k, k).sum()) <= NUMPY_PATH_VALUES
+    ):
+        began = time.perf_counter()
+        try:
+            return _distinct_subsets_numpy(rng, k, complement, start, stop)
+        finally:
+            _numpy_path_seconds += time.perf_counter() - began
+    return _distinct_subsets_compiled(rng, k, complement, start, stop)
+
+
+def _distinct_subsets_compiled(
+    rng: np.random.Generator, k: IntArray, complement: npt.NDArray[np.bool_], start: int, stop: int
+) -> IntArray:
+    """:func:`distinct_subsets` by ``_jit.distinct_prefix_rows`` (loads numba)."""
     from privframe_std.samplers import _jit
 
     size = stop - start
@@ -130,6 +174,84 @@ def distinct_subsets(
         while progress[0] < k.size:
             words = random_words(rng, words_for_subsets(k64[progress[0] :], size))
             _jit.distinct_prefix_rows(words, k64, complement, start, size, out, offsets, bitmap, threshold, progress)
+    return out
+
+
+def _accepted_halves(
+    words: npt.NDArray[np.uint64], size: int, threshold: int
+) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]]:
+    """The values of ``range(size)`` that the 32-bit halves of ``words`` give (low half, then high half, of
+    each word) and the positions of those halves (``2 * word + half``); rejected halves left out."""
+    halves = np.empty((words.size, 2), dtype=np.uint64)
+    np.bitwise_and(words, np.uint64(0xFFFFFFFF), out=halves[:, 0])
+    np.right_shift(words, np.uint64(32), out=halves[:, 1])
+    product = halves.reshape(-1) * np.uint64(size)  # below 2^64: both factors are below 2^32
+    positions = np.flatnonzero((product & np.uint64(0xFFFFFFFF)) >= np.uint64(threshold))
+    return (product[positions] >> np.uint64(32)).astype(np.intp), positions
+
+
+def _distinct_subsets_numpy(
+    rng: np.random.Generator, k: IntArray, complement: npt.NDArray[np.bool_], start: int, stop: int
+) -> IntArray:
+    """:func:`distinct_subsets` by numpy operations per row, without numba: the same rows from the same
+    words, drawn by the same calls of :func:`random_words` (so ``rng`` ends in the same state).
+
+    A row looks at a window of the accepted values from its first word on (twice as long while too short):
+    the first occurrences of the values not yet found there say where its ``k[r]``-th distinct value falls,
+    and the next row starts on the word after. A row that runs past the words keeps what it found and goes
+    on in the words of the next draw, as the compiled loop does.
+    """
+    size = stop - start
+    threshold = lemire_threshold(size)
+    lengths = np.where(complement, size - k, k)
+    offsets = np.cumsum(lengths) - lengths
+    out = np.empty(int(lengths.sum()), dtype=np.intp)
+    k64 = k.astype(np.int64, copy=False)
+    rows = k64.size
+    if rows == 0:
+        return out
+    words = random_words(rng, words_for_subsets(k64, size))
+    values, positions = _accepted_halves(words, size, threshold)
+    available = words.size
+    used = 0  # words of this draw taken by the rows before
+    for row in range(rows):
+        need = int(k64[row])
+        found = np.empty(0, dtype=np.intp)  # sorted
+        while found.size < need:
+            if used == available:
+                words = random_words(rng, words_for_subsets(k64[row:], size))
+                values, positions = _accepted_halves(words, size, threshold)
+                available = words.size
+                used = 0
+            first = int(np.searchsorted(positions, 2 * used))
+            missing = need - found.size
+            # about the accepted values the row needs on average, with some to spare
+            mean = size * (math.log(size - found.size) - math.log(max(size - need, 0.5)))
+            window = int(1.25 * mean + 4.0 * math.sqrt(mean)) + 16
+            while True:
+                last = min(first + window, values.size)
+                distinct, at = np.unique(values[first:last], return_index=True)
+                if found.size:
+                    new = ~np.isin(distinct, found, assume_unique=True)
+                    distinct, at = distinct[new], at[new]
+                if distinct.size >= missing:
+                    cut = int(np.partition(at, missing - 1)[missing - 1])
+                    chosen = distinct[at <= cut]
+                    found = np.union1d(found, chosen) if found.size else chosen
+                    used = int(positions[first + cut]) // 2 + 1  # a row ending on a low half skips the high one
+                    break
+                if last == values.size:
+                    found = np.union1d(found, distinct) if found.size else distinct
+                    used = available
+                    break
+                window *= 2
+        offset = int(offsets[row])
+        if complement[row]:
+            absent = np.ones(size, dtype=bool)
+            absent[found] = False
+            out[offset : offset + size - need] = np.flatnonzero(absent) + start
+        else:
+            out[offset : offset + need] = found + start
     return out
 
 
