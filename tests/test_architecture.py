@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_import_privframe_loads_no_client_and_no_heavy_scipy() -> None:
     # scipy.special alone took 0.4 s of a 0.9 s import (issue 15); the accounting math imports it on first use,
-    # the samplers load numba (0.4 s) on their first draw.
+    # the samplers load numba (0.4 s) on their first large draw (small ones before it take a numpy path).
     code = (
         "import sys, privframe\n"
         "heavy = (['scipy', 'stats'], ['scipy', 'optimize'], ['scipy', 'special'])\n"
@@ -45,6 +45,22 @@ def test_import_privframe_loads_no_client_and_no_heavy_scipy() -> None:
     # ... and the clients are still one attribute away.
     assert pf.audit.audit_mechanism is not None
     assert callable(pf.experiments.run)
+
+
+def test_a_first_small_interval_loads_neither_scipy_special_nor_numba() -> None:
+    """Loading the standard plugins imports every part's module; those that use scipy.special read it
+    through ``privframe._lazy.LazyModule`` and the samplers take a numpy path for small draws before numba
+    is loaded, so a first cr-gs interval at n = 1000 pays neither (about 0.2 s and 0.5 s of a fresh
+    process; ``tests/benchmarks/test_bench_ratios.py::test_first_interval_in_a_fresh_process``)."""
+    code = (
+        "import sys, numpy as np, privframe as pf\n"
+        "x = np.random.default_rng(0).uniform(size=1000)\n"
+        "pf.confidence_interval(x, 'mean', method='cr-gs', budget=pf.GDP(1.0), bounds=(0, 1), rng=1)\n"
+        "loaded = [m for m in ('scipy.special', 'scipy.stats', 'scipy.optimize', 'numba') if m in sys.modules]\n"
+        "print(','.join(loaded) or 'none', 'privframe_std.methods.private_variance.laws' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert out.stdout.split() == ["none", "True"]  # the plugins did load, and paid for nothing heavy
 
 
 def _imports(path: Path, package: str) -> set[str]:

@@ -30,11 +30,13 @@ import math
 from collections.abc import Callable
 
 import numpy as np
-from scipy import special
 
+from privframe._lazy import LazyModule
 from privframe._typing import Array
 from privframe.errors import BudgetError
 from privframe.privacy.accounting import gdp_pure_epsilon, pure_dp_gdp_mu
+
+special = LazyModule("scipy.special")  # imported on first use (0.2 s the plugins' loading need not pay)
 
 __all__ = [
     "composed_subsampled_pld",

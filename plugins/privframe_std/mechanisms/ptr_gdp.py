@@ -29,12 +29,14 @@ from typing import ClassVar
 
 import attrs
 import numpy as np
-from scipy.special import ndtri
 
 import privframe.plugin as pp
+from privframe._lazy import LazyModule
 from privframe.errors import BudgetError, ConfigError, PTRFailed
 from privframe.privacy import noise
 from privframe_std.mechanisms._checks import GaussianNoiseLaw
+
+special = LazyModule("scipy.special")  # imported on first use (0.2 s the plugins' loading need not pay)
 
 __all__ = ["LOG_SMALLEST_BOUND", "PTRGDP"]
 
@@ -206,7 +208,7 @@ class PTRGDP(GaussianNoiseLaw):
         """``ln b``: ``ln s(D)`` plus test noise, shifted up so that ``b >= s(D)`` except with probability delta."""
         assert isinstance(event.budget, pp.GDP)
         gamma, mu_test = event.details["gamma"], event.details["mu_test"]
-        z_quantile = float(-ndtri(event.budget.delta))  # z_{1-delta}, accurate for tiny delta
+        z_quantile = float(-special.ndtri(event.budget.delta))  # z_{1-delta}, accurate for tiny delta
         if float_noise:
             proposed: pp.Array = log_bounds + (gamma / mu_test) * (rng.standard_normal(log_bounds.shape) + z_quantile)
             return proposed

@@ -9,11 +9,13 @@ from typing import ClassVar
 import attrs
 import numpy as np
 import numpy.typing as npt
-from scipy import special
 
 import privframe.plugin as pp
+from privframe._lazy import LazyModule
 from privframe.errors import BudgetError, ConfigError
 from privframe_std.distributed.evaluate import evaluate_distributed
+
+special = LazyModule("scipy.special")  # imported on first use (0.2 s the plugins' loading need not pay)
 
 FloatArray = npt.NDArray[np.float64]
 

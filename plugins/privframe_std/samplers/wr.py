@@ -7,12 +7,14 @@ from typing import ClassVar
 
 import attrs
 import numpy as np
-from scipy import special
 
 import privframe.plugin as pp
+from privframe._lazy import LazyModule
 from privframe.errors import ConfigError, SamplerRejected
 from privframe.resampling.sizes import SizeRule, resolve_size
 from privframe_std.samplers._blocks import iid_rows_and_multiplicity
+
+special = LazyModule("scipy.special")  # imported on first use (0.2 s the plugins' loading need not pay)
 
 __all__ = ["MultiplicityConstrained", "kappa_star"]
 

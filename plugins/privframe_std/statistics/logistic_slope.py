@@ -7,11 +7,13 @@ from typing import Any, ClassVar
 
 import attrs
 import numpy as np
-from scipy import special
 
 import privframe.plugin as pp
+from privframe._lazy import LazyModule
 from privframe.errors import ConfigError, DataError
 from privframe_std.statistics.mean import NOISE_MECHANISMS
+
+special = LazyModule("scipy.special")  # imported on first use (0.2 s the plugins' loading need not pay)
 
 __all__ = [
     "DEFAULT_PENALTY",

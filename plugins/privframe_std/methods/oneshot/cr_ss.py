@@ -8,9 +8,9 @@ from typing import ClassVar
 
 import attrs
 import numpy as np
-from scipy.special import ndtri
 
 import privframe.plugin as pp
+from privframe._lazy import LazyModule
 from privframe.errors import BudgetError
 from privframe_std.methods.oneshot.radius import (
     RADIUS_RULES,
@@ -25,6 +25,8 @@ from privframe_std.methods.oneshot.roots import (
     compute_smooth_roots,
     fpc_factor,
 )
+
+special = LazyModule("scipy.special")  # imported on first use (0.2 s the plugins' loading need not pay)
 
 __all__ = ["BETA_RULES", "CRSS", "cr_ss_beta", "cr_ss_budget", "noise_optimal_beta"]
 
@@ -46,7 +48,7 @@ def noise_optimal_beta(mu: float, delta: float, kappa: int) -> float:
     ``E b ~ (1 / beta) exp(gamma z / mu_0 + gamma^2 / (2 mu_0^2))`` with the radius's ``gamma = kappa beta`` is
     smallest at this beta. Public quantities only; privacy holds for every beta (``docs/algorithms.md`` 3.4).
     """
-    z = float(-ndtri(delta / 2.0))
+    z = float(-special.ndtri(delta / 2.0))
     g = (math.sqrt(z * z + 4.0) - z) / 2.0
     return (mu / 2.0) * g / kappa
 

@@ -49,11 +49,11 @@ from typing import TYPE_CHECKING
 import attrs
 import numpy as np
 import numpy.typing as npt
-from scipy import special
 
 if TYPE_CHECKING:
     from scipy import interpolate
 
+from privframe._lazy import LazyModule
 from privframe_std.methods.private_variance.laws import (
     LAPLACE,
     NoiseLaw,
@@ -62,6 +62,8 @@ from privframe_std.methods.private_variance.laws import (
     sum_survival,
     sum_upper_quantile,
 )
+
+special = LazyModule("scipy.special")  # imported on first use (0.2 s the plugins' loading need not pay)
 
 __all__ = [
     "CoverageModel",

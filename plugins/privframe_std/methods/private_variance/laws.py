@@ -18,9 +18,11 @@ from typing import Final
 import attrs
 import numpy as np
 import numpy.typing as npt
-from scipy import special
 
+from privframe._lazy import LazyModule
 from privframe.errors import BudgetError
+
+special = LazyModule("scipy.special")  # imported on first use (0.2 s the plugins' loading need not pay)
 
 __all__ = [
     "GAUSSIAN",

@@ -40,10 +40,12 @@ import math
 import attrs
 import numpy as np
 import numpy.typing as npt
-from scipy import special
 
+from privframe._lazy import LazyModule
 from privframe.errors import BudgetError, ConfigError
 from privframe.privacy import accounting
+
+special = LazyModule("scipy.special")  # imported on first use (0.2 s the plugins' loading need not pay)
 
 __all__ = [
     "PrivBootPLD",

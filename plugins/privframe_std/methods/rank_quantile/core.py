@@ -29,13 +29,15 @@ from fractions import Fraction
 import attrs
 import numpy as np
 import numpy.typing as npt
-from scipy import special
 
 import privframe.plugin as pp
+from privframe._lazy import LazyModule
 from privframe.errors import ConfigError, DataError
 from privframe.privacy.selection import exact_choice
 from privframe_std.mechanisms.exponential import grid_points
 from privframe_std.methods.rank_quantile.budget import GDP_ACCOUNTING, selection_epsilon
+
+special = LazyModule("scipy.special")  # imported on first use (0.2 s the plugins' loading need not pay)
 
 __all__ = [
     "MAX_GRID_SIZE",
