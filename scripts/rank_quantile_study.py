@@ -42,7 +42,7 @@ from privframe_std.methods.rank_quantile import core  # noqa: E402
 CONFIDENCE = 0.95
 NS = (100, 500, 2000, 10000)
 QS = (0.1, 0.5, 0.9)
-WIDTHS = (10, 50)
+WIDTHS = (3, 10, 50)
 BUDGETS: dict[str, pf.Budget] = {
     "pure1": pf.PureDP(1.0),
     "approx1": pf.ApproxDP(1.0, 1e-6),

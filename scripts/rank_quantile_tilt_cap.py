@@ -94,7 +94,10 @@ def main() -> None:
                                 core.TILT_CAP_RATES, core.TILT_CAP_SDS = saved
                                 core.plan.cache_clear()
                         base = widths[0]
-                        cells = " ".join(f"c{c:g}={w / base:.3f}" for c, w in zip(sds, widths[1:], strict=True))
+                        cells = " ".join(
+                            f"c{c:g}={w / base:.3f}" if base > 0 else f"c{c:g}: {w:.3g}"
+                            for c, w in zip(sds, widths[1:], strict=True)
+                        )
                         print(f"{shape} W={width} n={n} q={q} {name}: uncapped {base:.4g} {cells}", flush=True)
                         if base > 1e-6:
                             for c, w in zip(sds, widths[1:], strict=True):
