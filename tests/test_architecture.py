@@ -49,7 +49,7 @@ def test_import_privframe_loads_no_client_and_no_heavy_scipy() -> None:
 
 def test_a_first_small_interval_loads_neither_scipy_special_nor_numba() -> None:
     """Loading the standard plugins imports every part's module; those that use scipy.special read it
-    through ``privframe._lazy.LazyModule`` and the samplers take a numpy path for small draws before numba
+    through ``privframe._typing.LazyModule`` and the samplers take a numpy path for small draws before numba
     is loaded, so a first cr-gs interval at n = 1000 pays neither (about 0.2 s and 0.5 s of a fresh
     process; ``tests/benchmarks/test_bench_ratios.py::test_first_interval_in_a_fresh_process``)."""
     code = (

@@ -31,8 +31,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from privframe._lazy import LazyModule
-from privframe._typing import Array
+from privframe._typing import Array, LazyModule
 from privframe.errors import BudgetError
 from privframe.privacy.accounting import gdp_pure_epsilon, pure_dp_gdp_mu
 

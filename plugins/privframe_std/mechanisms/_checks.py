@@ -8,7 +8,7 @@ import attrs
 import numpy as np
 
 import privframe.plugin as pp
-from privframe._lazy import LazyModule
+from privframe._typing import LazyModule
 from privframe.errors import BudgetError
 from privframe.privacy import noise
 

@@ -31,7 +31,7 @@ import attrs
 import numpy as np
 
 import privframe.plugin as pp
-from privframe._lazy import LazyModule
+from privframe._typing import LazyModule
 from privframe.errors import BudgetError, ConfigError, PTRFailed
 from privframe.privacy import noise
 from privframe_std.mechanisms._checks import GaussianNoiseLaw

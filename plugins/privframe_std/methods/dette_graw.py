@@ -11,7 +11,7 @@ import numpy as np
 import numpy.typing as npt
 
 import privframe.plugin as pp
-from privframe._lazy import LazyModule
+from privframe._typing import LazyModule
 from privframe.errors import BudgetError, ConfigError
 from privframe_std.distributed.evaluate import evaluate_distributed
 

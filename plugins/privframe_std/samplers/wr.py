@@ -9,7 +9,7 @@ import attrs
 import numpy as np
 
 import privframe.plugin as pp
-from privframe._lazy import LazyModule
+from privframe._typing import LazyModule
 from privframe.errors import ConfigError, SamplerRejected
 from privframe.resampling.sizes import SizeRule, resolve_size
 from privframe_std.samplers._blocks import iid_rows_and_multiplicity

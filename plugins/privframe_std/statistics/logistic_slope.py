@@ -9,7 +9,7 @@ import attrs
 import numpy as np
 
 import privframe.plugin as pp
-from privframe._lazy import LazyModule
+from privframe._typing import LazyModule
 from privframe.errors import ConfigError, DataError
 from privframe_std.statistics.mean import NOISE_MECHANISMS
 

@@ -53,7 +53,7 @@ import numpy.typing as npt
 if TYPE_CHECKING:
     from scipy import interpolate
 
-from privframe._lazy import LazyModule
+from privframe._typing import LazyModule
 from privframe_std.methods.private_variance.laws import (
     LAPLACE,
     NoiseLaw,

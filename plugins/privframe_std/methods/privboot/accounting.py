@@ -41,7 +41,7 @@ import attrs
 import numpy as np
 import numpy.typing as npt
 
-from privframe._lazy import LazyModule
+from privframe._typing import LazyModule
 from privframe.errors import BudgetError, ConfigError
 from privframe.privacy import accounting
 

@@ -20,7 +20,7 @@ import attrs
 import numpy as np
 import numpy.typing as npt
 
-from privframe._lazy import LazyModule
+from privframe._typing import LazyModule
 from privframe.errors import ConfigError, DataError
 
 special = LazyModule("scipy.special")  # imported on first use (0.2 s the plugins' loading need not pay)

@@ -11,7 +11,7 @@ import attrs
 import numpy as np
 
 import privframe.plugin as pp
-from privframe._lazy import LazyModule
+from privframe._typing import LazyModule
 from privframe.errors import BudgetError, ConfigError
 from privframe.privacy import accounting
 from privframe_std.methods.privboot.accounting import ASYMPTOTIC_FACTOR, calibrate_mu0, privboot_pld

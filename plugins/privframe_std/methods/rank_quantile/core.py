@@ -31,7 +31,7 @@ import numpy as np
 import numpy.typing as npt
 
 import privframe.plugin as pp
-from privframe._lazy import LazyModule
+from privframe._typing import LazyModule
 from privframe.errors import ConfigError, DataError
 from privframe.privacy.selection import exact_choice
 from privframe_std.mechanisms.exponential import grid_points
