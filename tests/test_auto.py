@@ -638,6 +638,30 @@ def test_a_rerun_of_some_methods_merges_into_the_map_as_a_full_rerun_would(
     assert "merge: needs --write-map" in capsys.readouterr().err
 
 
+def test_a_merge_adds_the_cells_the_map_lacks_in_the_maps_order(tmp_path: Path) -> None:
+    """A map measured at n = 300 only, then a run of one label at n = 600 merged into it: the new cell is
+    added after the n = 300 cell (the map's order), the label's entry measured, the others listed as not
+    measured (no candidates), and ``measured`` follows (no longer absent; incomplete)."""
+    config = _toy_experiment("toy-grow", 4, [300, 600])
+    path = tmp_path / "toy.toml"
+    text = _toml(config).replace('"toy-map"', '"toy-grow"').replace("trials = 6", "trials = 4")
+    path.write_text(text.replace("n = [300]", "n = [300, 600]"), encoding="utf-8")
+    target, out = tmp_path / "map.json", tmp_path / "out"
+    assert main(["experiment", str(path), "--out", str(out), "--n", "300", "--write-map", str(target)]) == 0
+    assert [c.n for c in MethodMap.read(target).cells] == [300]
+    grow = ["experiment", str(path), "--out", str(tmp_path / "more"), "--n", "600", "--methods", "cr-gs"]
+    assert main([*grow, "--write-map", str(target), "--merge"]) == 0
+    merged = MethodMap.read(target)
+    assert [c.n for c in merged.cells] == [300, 600]
+    entries = {e.label: e for e in merged.cells[1].entries}
+    assert not entries["cr-gs"].missing
+    assert entries["cr-gs"].trials == 4
+    assert not entries["blbquant"].candidate
+    assert merged.info["merged"][0]["labels"] == ["cr-gs"]
+    assert merged.info["merged"][0]["added_cells"] == ["mean | n=600 | mu=2"]
+    assert merged.info["measured"]["map_cells"] == 2
+
+
 def _toml(config: dict[str, Any]) -> str:
     exp = config["experiment"]
     lines = ["[experiment]", 'name = "toy-map"', "trials = 6", "seed = 3", "record_refused = true",

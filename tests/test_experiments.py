@@ -595,7 +595,9 @@ def test_interrupt_leaves_finished_cells_and_resume_skips_them(
 
 def test_ctrl_c_on_the_command_line_keeps_finished_cells(tmp_path: Path) -> None:
     command = [sys.executable, "-m", "privframe.cli", "experiment", "seed1-mean", "--methods", "cr-gs-wor"]
-    command += ["--trials", "25", "--n", "300,400,500,600,700,800,900,1000", "--budget", "mu=1", "--out", str(tmp_path)]
+    # enough trials that the run cannot finish before the signal lands on a loaded machine (it once did at 25)
+    command += ["--trials", "150", "--n", "300,400,500,600,700,800,900,1000"]
+    command += ["--budget", "mu=1", "--out", str(tmp_path)]
     cells = tmp_path / "seed1-mean" / "cells"
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:

@@ -321,14 +321,16 @@ def merge_method_maps(base: MethodMap, update: MethodMap, *, command: str | None
     and trials draws the same data and the same method randomness for every trial as a full run (the seeds
     depend only on the experiment, the seed, the cell and the trial), so the merged map is the map a full
     rerun would give, for the methods rerun. Each touched cell's entries are ranked again; the cells and
-    entries of ``base`` that the update does not cover stay as they are. The merge is recorded in
+    entries of ``base`` that the update does not cover stay as they are. A cell ``base`` lacks (a part of
+    the grid not run before) is added as the update has it, its other methods listed as not measured, as in
+    a partial map (``info["measured"]`` follows). The merge is recorded in
     ``info["merged"]`` (command, date, labels, cells touched).
 
     Raises
     ------
     ConfigError
         When the two maps were not made with the same settings (experiment, seed, trials, budget levels, data
-        variants, early stopping, rule), or the update holds a cell or entry ``base`` does not.
+        variants, early stopping, rule), or the update holds a method or statistic ``base`` does not.
     """
     for key in _SAME_SETTINGS:
         mine, theirs = _plain(base.info.get(key)), _plain(update.info.get(key))
@@ -360,17 +362,43 @@ def merge_method_maps(base: MethodMap, update: MethodMap, *, command: str | None
             entries = [replace.get(e.label, e) for e in cell.entries]
             cell = attrs.evolve(cell, entries=_order(entries))
         merged.append(cell)
-    if cells:
-        where = ", ".join(f"{k} | n={n} | {b}" for k, n, b in sorted(cells))
-        raise ConfigError(f"the map has no cell {where}", path="map.cells")
+    added = []
+    for (key, n, label), fresh in cells.items():  # cells the map lacks (a part of the grid not run before)
+        if key not in base.statistics:
+            raise ConfigError(f"the map has no statistic {key}", path="map.statistics")
+        ran = [e for e in fresh.entries if not e.missing and any(m.refused is None for m in e.measurements)]
+        if ran:
+            touched += 1
+            labels |= {e.label for e in ran}
+            added.append(f"{key} | n={n} | {label}")
+            present = {e.label for e in fresh.entries}
+            others = {  # the statistic's other methods, as the map lists them elsewhere: not measured here
+                e.label: MapEntry.from_measurements(e.label, e.method, e.parts, (), fresh.variants, fresh.nominal)
+                for c in base.cells
+                if c.statistic == key
+                for e in c.entries
+                if e.label not in present
+            }
+            merged.append(attrs.evolve(fresh, entries=_order([*fresh.entries, *others.values()])))
+    levels = list(base.info.get("budgets", {}))
+    merged.sort(key=lambda c: (c.statistic, levels.index(c.budget) if c.budget in levels else len(levels), c.n))
     record = {
         "command": command or update.info.get("command", ""),
         "date": datetime.date.today().isoformat(),
         "labels": sorted(labels),
         "cells": touched,
+        "added_cells": added,
         "cell_seconds": update.info.get("cell_seconds"),
     }
     info = {**dict(base.info), "merged": [*base.info.get("merged", ()), record]}
+    measured = dict(base.info.get("measured") or {})
+    if measured:
+        where = {f"{c.statistic} | n={c.n} | {c.budget}": c for c in merged}
+        measured["map_cells"] = len(merged)
+        measured["absent_map_cells"] = [c for c in measured.get("absent_map_cells", []) if c not in where]
+        measured["incomplete_map_cells"] = [name for name, c in where.items() if not c.complete]
+        measured["complete"] = bool(measured.get("complete")) and not measured["incomplete_map_cells"]
+        info["measured"] = measured
     return MethodMap(base.source, info, base.statistics, tuple(merged))
 
 
