@@ -294,8 +294,9 @@ def write_method_map(
 ) -> Path:
     """Build the map of ``result`` (:func:`build_method_map`) and write it to ``path`` as JSON.
 
-    With ``merge``, the map already at ``path`` is kept and only the entries this run measured in full are
-    replaced (:func:`merge_method_maps`): a rerun of some methods after a change to them.
+    With ``merge``, the map already at ``path`` is kept: the entries this run measured in full replace
+    theirs and the cells it lacks are added (:func:`merge_method_maps`), a rerun of some methods after a
+    change to them or a part of the grid not run before.
     """
     target = Path(path)
     built = build_method_map(result, command=command)
