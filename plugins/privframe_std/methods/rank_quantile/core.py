@@ -82,6 +82,8 @@ TILT_MARGIN = 3.0
 """The drift guard: the grid points beyond the data may weigh at most ``e^-3`` (5%) of the target."""
 
 TILT_CAP_RATES = 16.0
+"""The gap guard's allowance in units of the selection's own noise, ``1 / rate`` (see :data:`TILT_CAP_SDS`)."""
+
 TILT_CAP_SDS = 4.0
 """The gap guard: the tilt falls at most ``TILT_CAP_RATES / rate + TILT_CAP_SDS sqrt(n p (1 - p))`` times
 across the grid. On data with atoms the distance is flat across an empty gap between two atoms, so a tilt
