@@ -97,5 +97,5 @@ def _region(x: Any, req: Request) -> RegionResult:
     return _counted(x, req, lambda: as_region(pipe.run(x, rng=req.rng, region=True)))
 
 
-confidence_interval = front_door(request, _interval)
-confidence_region = front_door(request, _region)
+confidence_interval = front_door(request, _interval, name="confidence_interval")
+confidence_region = front_door(request, _region, name="confidence_region")

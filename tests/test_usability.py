@@ -205,3 +205,19 @@ def test_experiment_trials_draw_no_bar_of_their_own(monkeypatch: pytest.MonkeyPa
     pf.experiments.run("seed1-mean", trials=1, n=[400], methods=["cr-gs-wor"], budgets=["mu=1"], progress=True)
     assert "cells" in terminal.getvalue()
     assert "resamples of" not in terminal.getvalue()
+
+
+def test_the_front_doors_carry_their_public_names_in_help_and_in_argument_errors() -> None:
+    """``help(pf.confidence_interval)`` and a forgotten argument name the function the user called, not the
+    private template behind it (``request()``, ``_interval``)."""
+    assert (pf.confidence_interval.__name__, pf.confidence_region.__name__) == (
+        "confidence_interval",
+        "confidence_region",
+    )
+    assert pf.Pipeline.build.__qualname__ == "Pipeline.build"
+    with pytest.raises(
+        TypeError, match=r"^confidence_interval\(\) missing 2 required keyword-only arguments: 'method'"
+    ):
+        pf.confidence_interval([0.5], "mean")  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match=r"^build\(\) missing 2 required keyword-only arguments"):
+        pf.Pipeline.build("mean")  # type: ignore[call-arg]

@@ -183,7 +183,7 @@ class Pipeline:
 
     # -- construction -------------------------------------------------------------------------------
 
-    build = staticmethod(forward(request, assemble_request))
+    build = staticmethod(forward(request, assemble_request, name="build", qualname="Pipeline.build"))
 
     @classmethod
     def from_dict(cls, config: Mapping[str, Any], *, prefix: str = "", reg: PluginRegistry | None = None) -> Pipeline:

@@ -132,27 +132,49 @@ def _signature(first: list[inspect.Parameter], returns: Any) -> inspect.Signatur
     return inspect.Signature([*first, *parameters], return_annotation=returns)
 
 
-def forward(template: Callable[P, Request], body: Callable[[Request], R]) -> Callable[P, R]:
-    """``body(request)`` exposed with the parameters of ``template`` (``Pipeline.build``)."""
+def _bound(template: Callable[P, Request], name: str, *args: P.args, **kwargs: P.kwargs) -> Request:
+    """``template(*args, **kwargs)``; a missing or unknown argument is reported under the public ``name``
+    (Python's own message would name the private template, ``request()``)."""
+    try:
+        return template(*args, **kwargs)
+    except TypeError as exc:
+        prefix = f"{template.__name__}() "
+        message = str(exc)
+        if not message.startswith(prefix):
+            raise
+        raise TypeError(f"{name}() {message[len(prefix) :]}") from None
+
+
+def _named(call: Callable[..., Any], name: str, qualname: str) -> None:
+    call.__name__ = name
+    call.__qualname__ = qualname
+
+
+def forward(
+    template: Callable[P, Request], body: Callable[[Request], R], *, name: str, qualname: str | None = None
+) -> Callable[P, R]:
+    """``body(request)`` exposed as ``name`` with the parameters of ``template`` (``Pipeline.build``)."""
 
     @functools.wraps(body)
     def call(*args: P.args, **kwargs: P.kwargs) -> R:
-        return body(template(*args, **kwargs))
+        return body(_bound(template, name, *args, **kwargs))
 
+    _named(call, name, qualname or name)
     call.__doc__ = _document(body, with_data=False)
     call.__signature__ = _signature([], inspect.signature(body).return_annotation)  # type: ignore[attr-defined]
     return call
 
 
 def front_door(
-    template: Callable[P, Request], body: Callable[[Any, Request], R]
+    template: Callable[P, Request], body: Callable[[Any, Request], R], *, name: str
 ) -> Callable[Concatenate[npt.ArrayLike, P], R]:
-    """``body(x, request)`` exposed as ``f(x, statistic, *, method, budget, ...)`` (``pf.confidence_interval``)."""
+    """``body(x, request)`` exposed as ``name(x, statistic, *, method, budget, ...)`` (``pf.confidence_interval``)."""
 
     @functools.wraps(body)
     def call(x: npt.ArrayLike, /, *args: P.args, **kwargs: P.kwargs) -> R:
-        return body(x, template(*args, **kwargs))
+        return body(x, _bound(template, name, *args, **kwargs))
 
+    _named(call, name, name)
     call.__doc__ = _document(body, with_data=True)
     call.__signature__ = _signature([_X], inspect.signature(body).return_annotation)  # type: ignore[attr-defined]
     return call
