@@ -19,7 +19,6 @@ import sys
 from pathlib import Path
 
 import numpy as np
-from scipy import special
 
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
@@ -38,9 +37,7 @@ def _law(counts: np.ndarray, plan: core.RankPlan, side: str) -> np.ndarray:
         law = np.zeros(size)
         law[0 if side == "lower" else -1] = 1.0
         return law
-    log_weight = -end.rate * core.end_distances(counts, plan, side).astype(np.float64)
-    result: np.ndarray = np.exp(log_weight - special.logsumexp(log_weight))
-    return result
+    return core._end_pmf(core.end_distances(counts, plan, side), end.rate)
 
 
 def expected_width(counts: np.ndarray, plan: core.RankPlan, low: float, high: float) -> float:

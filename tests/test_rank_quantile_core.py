@@ -576,14 +576,6 @@ def test_suggested_grid_size_follows_n_and_the_budget() -> None:
     assert core.suggested_grid_size(10**7, pf.PureDP(1.0)) == 2**16
 
 
-def _end_law(counts: np.ndarray, plan: core.RankPlan, side: str) -> np.ndarray:
-    distance = core.end_distances(counts, plan, side)
-    rate = plan.lower.rate if side == "lower" else plan.upper.rate
-    log_weight = -rate * distance.astype(np.float64)
-    law: np.ndarray = np.exp(log_weight - special.logsumexp(log_weight))
-    return law
-
-
 @pytest.mark.parametrize(
     ("q", "budget_", "side", "atom"),
     [(0.1, pf.PureDP(1.0), "upper", 1.0), (0.5, pf.PureDP(1.0), "lower", 3.0), (0.9, pf.GDP(1.0), "lower", 5.0)],
@@ -603,7 +595,7 @@ def test_the_tilt_does_not_carry_an_end_across_an_empty_gap_between_atoms(
     end = plan.lower if side == "lower" else plan.upper
     assert plan.variant == "independent"
     assert end.tilt_block > 0
-    law = _end_law(core.histogram(values, low, high, size), plan, side)
+    law = core._end_pmf(core.end_distances(core.histogram(values, low, high, size), plan, side), end.rate)
     edges = core.grid_edges(low, high, size)
     step = (high - low) / size
     on_atom = float(law[np.abs(edges - atom) <= step].sum())

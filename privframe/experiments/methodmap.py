@@ -315,6 +315,11 @@ def _plain(value: Any) -> Any:
     return json.loads(json.dumps(value, default=dict))
 
 
+def _ran(entry: MapEntry) -> bool:
+    """Measured on every variant of its cell and run on at least one (a refusal alone needs no rerun)."""
+    return not entry.missing and any(m.refused is None for m in entry.measurements)
+
+
 def merge_method_maps(base: MethodMap, update: MethodMap, *, command: str | None = None) -> MethodMap:
     """``base`` with the entries that ``update`` ran on every variant of their cell put in their place.
 
@@ -350,9 +355,7 @@ def merge_method_maps(base: MethodMap, update: MethodMap, *, command: str | None
         if fresh is None:
             merged.append(cell)
             continue
-        replace = {  # measured on every variant, and run on at least one (a refusal alone needs no rerun)
-            e.label: e for e in fresh.entries if not e.missing and any(m.refused is None for m in e.measurements)
-        }
+        replace = {e.label: e for e in fresh.entries if _ran(e)}
         known = {e.label for e in cell.entries}
         if not set(replace) <= known:
             unknown = ", ".join(sorted(set(replace) - known))
@@ -367,7 +370,7 @@ def merge_method_maps(base: MethodMap, update: MethodMap, *, command: str | None
     for (key, n, label), fresh in cells.items():  # cells the map lacks (a part of the grid not run before)
         if key not in base.statistics:
             raise ConfigError(f"the map has no statistic {key}", path="map.statistics")
-        ran = [e for e in fresh.entries if not e.missing and any(m.refused is None for m in e.measurements)]
+        ran = [e for e in fresh.entries if _ran(e)]
         if ran:
             touched += 1
             labels |= {e.label for e in ran}
