@@ -641,7 +641,7 @@ def test_a_rerun_of_some_methods_merges_into_the_map_as_a_full_rerun_would(
 def test_a_merge_adds_the_cells_the_map_lacks_in_the_maps_order(tmp_path: Path) -> None:
     """A map measured at n = 300 only, then a run of one label at n = 600 merged into it: the new cell is
     added after the n = 300 cell (the map's order), the label's entry measured, the others listed as not
-    measured (no candidates), and ``measured`` follows (no longer absent; incomplete)."""
+    measured (no candidates), and ``measured`` and the map's list of n follow (no longer absent; incomplete)."""
     config = _toy_experiment("toy-grow", 4, [300, 600])
     path = tmp_path / "toy.toml"
     text = _toml(config).replace('"toy-map"', '"toy-grow"').replace("trials = 6", "trials = 4")
@@ -660,6 +660,7 @@ def test_a_merge_adds_the_cells_the_map_lacks_in_the_maps_order(tmp_path: Path) 
     assert merged.info["merged"][0]["labels"] == ["cr-gs"]
     assert merged.info["merged"][0]["added_cells"] == ["mean | n=600 | mu=2"]
     assert merged.info["measured"]["map_cells"] == 2
+    assert merged.info["n"] == [300, 600]
 
 
 def _toml(config: dict[str, Any]) -> str:
