@@ -111,16 +111,27 @@ def combine_sums(partials: Sequence[pp.Array]) -> pp.Array:
     return exact
 
 
-def decomposed_batch(statistic: pp.DecomposableStatistic, x: pp.Array, index: pp.IndexMatrix) -> pp.Array:
+def decomposed_batch(
+    statistic: pp.DecomposableStatistic, x: pp.Array, index: pp.IndexMatrix, *, plain_sums: bool = False
+) -> pp.Array:
     """The statistic on every row of ``index`` from its partials per data block of ``range(len(x))``.
 
     Each row's indices are cut at the data blocks, keeping their order within a block, so the partials are
     those a worker holding one data block computes. The built-in samplers give rows in block order (``wor``
     sorted, ``wr`` block by block); other rows are put in block order first by a stable sort on the block
     (a decomposable statistic is symmetric in the records of a resample).
+
+    ``plain_sums=True`` says that the statistic's partial of a block is ``SCALE`` times the plain sum of its
+    one-dimensional values, exact in any order (the mean on its public grid): the sums are then taken by one
+    compiled pass over the rows, with no gathered copy (:func:`~privframe_std.statistics._sums.block_row_sums`),
+    and come out the same doubles.
     """
     rows, m = index.shape
     blocks = data_blocks(x.shape[0])
+    if plain_sums and x.ndim == 1 and m < EXACT_RUN:
+        summed = _plain_sum_partials(x, index, len(blocks))
+        if summed is not None:
+            return statistic.combine(summed, m)
     if len(blocks) == 1:
         values = x[index].reshape(rows * m, *x.shape[1:])
         return statistic.combine([statistic.partial_batch(values, np.full(rows, m, dtype=np.int64))], m)
@@ -131,6 +142,24 @@ def decomposed_batch(statistic: pp.DecomposableStatistic, x: pp.Array, index: pp
         part = np.concatenate([index[r, low[r] : high[r]] for r in range(rows)])
         partials.append(statistic.partial_batch(x[part], high - low))
     return statistic.combine(partials, m)
+
+
+def _plain_sum_partials(x: pp.Array, index: pp.IndexMatrix, blocks: int) -> list[pp.Array] | None:
+    """The partials ``SCALE * sum`` of every data block, ``(rows, 1)`` each, from one compiled pass; None
+    where a sum overflows (the caller then takes the general path, which rescales)."""
+    from privframe_std.statistics import _sums
+
+    if blocks == 1:
+        cuts: npt.NDArray[np.integer[Any]] = np.empty((index.shape[0], 2), dtype=np.int64)
+        cuts[:, 0], cuts[:, 1] = 0, index.shape[1]
+    else:
+        index, cuts = cut_at_data_blocks(index, x.shape[0])
+    sums = np.empty((blocks, index.shape[0]))
+    _sums.block_row_sums(np.ascontiguousarray(x, dtype=np.float64), index, cuts, sums)
+    sums *= SCALE
+    if not np.isfinite(sums).all():
+        return None
+    return [row[:, np.newaxis] for row in sums]
 
 
 def decomposed_full(statistic: pp.DecomposableStatistic, x: pp.Array) -> pp.Array:

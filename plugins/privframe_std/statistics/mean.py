@@ -104,7 +104,7 @@ class Mean:
         Summed per public data block and combined in block order (:meth:`partial_batch`,
         :meth:`combine`), so a run on a Dask array gives the same doubles.
         """
-        return decomposed_batch(self, x, index)
+        return decomposed_batch(self, x, index, plain_sums=True)
 
     def partial_batch(self, values: pp.Array, lengths: npt.NDArray[np.integer[Any]]) -> pp.Array:
         """Per-resample sums of one data block's records, ``(rows, d)``, in units of ``2^64`` (cannot overflow)."""
