@@ -11,7 +11,7 @@ from privframe_std.statistics._decompose import decomposed_batch
 from privframe_std.statistics.mean import Mean
 
 
-@pytest.mark.parametrize(("n", "m", "rows"), [(5000, 700, 40), (2 * DATA_BLOCK + 12345, 90_000, 4)])
+@pytest.mark.parametrize(("n", "m", "rows"), [(DATA_BLOCK + 1, 3000, 30), (2 * DATA_BLOCK + 12345, 90_000, 4)])
 @pytest.mark.parametrize("ordered", [True, False])
 def test_the_compiled_sums_are_the_general_paths_doubles(n: int, m: int, rows: int, ordered: bool) -> None:
     statistic, rng = Mean(), np.random.default_rng(7)
@@ -27,6 +27,6 @@ def test_the_compiled_sums_are_the_general_paths_doubles(n: int, m: int, rows: i
 
 def test_an_overflowing_sum_takes_the_general_path() -> None:
     statistic = Mean()
-    x = np.full(64, 1e308)
-    index = np.tile(np.arange(64), (3, 1))
+    x = np.full(DATA_BLOCK + 64, 1e308)
+    index = np.tile(np.arange(DATA_BLOCK - 32, DATA_BLOCK + 32), (3, 1))
     assert np.array_equal(decomposed_batch(statistic, x, index, plain_sums=True), decomposed_batch(statistic, x, index))

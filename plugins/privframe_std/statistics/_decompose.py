@@ -124,11 +124,12 @@ def decomposed_batch(
     ``plain_sums=True`` says that the statistic's partial of a block is ``SCALE`` times the plain sum of its
     one-dimensional values, exact in any order (the mean on its public grid): the sums are then taken by one
     compiled pass over the rows, with no gathered copy (:func:`~privframe_std.statistics._sums.block_row_sums`),
-    and come out the same doubles.
+    and come out the same doubles. A single data block keeps numpy's gather and sum, so a small interval
+    loads no numba.
     """
     rows, m = index.shape
     blocks = data_blocks(x.shape[0])
-    if plain_sums and x.ndim == 1 and m < EXACT_RUN:
+    if plain_sums and x.ndim == 1 and len(blocks) > 1 and m < EXACT_RUN:  # one block: numpy, no numba load
         summed = _plain_sum_partials(x, index, len(blocks))
         if summed is not None:
             return statistic.combine(summed, m)
@@ -149,11 +150,7 @@ def _plain_sum_partials(x: pp.Array, index: pp.IndexMatrix, blocks: int) -> list
     where a sum overflows (the caller then takes the general path, which rescales)."""
     from privframe_std.statistics import _sums
 
-    if blocks == 1:
-        cuts: npt.NDArray[np.integer[Any]] = np.empty((index.shape[0], 2), dtype=np.int64)
-        cuts[:, 0], cuts[:, 1] = 0, index.shape[1]
-    else:
-        index, cuts = cut_at_data_blocks(index, x.shape[0])
+    index, cuts = cut_at_data_blocks(index, x.shape[0])
     sums = np.empty((blocks, index.shape[0]))
     _sums.block_row_sums(np.ascontiguousarray(x, dtype=np.float64), index, cuts, sums)
     sums *= SCALE
