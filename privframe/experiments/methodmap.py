@@ -329,8 +329,8 @@ def merge_method_maps(base: MethodMap, update: MethodMap, *, command: str | None
     rerun would give, for the methods rerun. Each touched cell's entries are ranked again; the cells and
     entries of ``base`` that the update does not cover stay as they are. A cell ``base`` lacks (a part of
     the grid not run before) is added as the update has it, its other methods listed as not measured, as in
-    a partial map (``info["measured"]`` follows: a cell absent from either map and not measured now stays
-    listed as absent; ``info["n"]`` lists every n the merged map holds). The merge is recorded in
+    a partial map (``info["measured"]`` follows, and ``info["n"]`` lists every n the merged map holds). The
+    merge is recorded in
     ``info["merged"]`` (command, date, labels, cells touched).
 
     Raises
@@ -401,12 +401,8 @@ def merge_method_maps(base: MethodMap, update: MethodMap, *, command: str | None
     measured = dict(base.info.get("measured") or {})
     if measured:
         where = {f"{c.statistic} | n={c.n} | {c.budget}": c for c in merged}
-        absent = [
-            *measured.get("absent_map_cells", []),
-            *(update.info.get("measured") or {}).get("absent_map_cells", []),
-        ]
         measured["map_cells"] = len(merged)
-        measured["absent_map_cells"] = sorted({c for c in absent if c not in where})
+        measured["absent_map_cells"] = [c for c in measured.get("absent_map_cells", []) if c not in where]
         measured["incomplete_map_cells"] = [name for name, c in where.items() if not c.complete]
         measured["complete"] = bool(measured.get("complete")) and not measured["incomplete_map_cells"]
         info["measured"] = measured

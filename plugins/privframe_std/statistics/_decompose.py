@@ -130,7 +130,7 @@ def decomposed_batch(
     rows, m = index.shape
     blocks = data_blocks(x.shape[0])
     if plain_sums and x.ndim == 1 and len(blocks) > 1 and m < EXACT_RUN:  # one block: numpy, no numba load
-        summed = _plain_sum_partials(x, index, len(blocks))
+        summed = _plain_sum_partials(x, index)
         if summed is not None:
             return statistic.combine(summed, m)
     if len(blocks) == 1:
@@ -145,13 +145,13 @@ def decomposed_batch(
     return statistic.combine(partials, m)
 
 
-def _plain_sum_partials(x: pp.Array, index: pp.IndexMatrix, blocks: int) -> list[pp.Array] | None:
+def _plain_sum_partials(x: pp.Array, index: pp.IndexMatrix) -> list[pp.Array] | None:
     """The partials ``SCALE * sum`` of every data block, ``(rows, 1)`` each, from one compiled pass; None
     where a sum overflows (the caller then takes the general path, which rescales)."""
     from privframe_std.statistics import _sums
 
     index, cuts = cut_at_data_blocks(index, x.shape[0])
-    sums = np.empty((blocks, index.shape[0]))
+    sums = np.empty((cuts.shape[1] - 1, index.shape[0]))
     _sums.block_row_sums(np.ascontiguousarray(x, dtype=np.float64), index, cuts, sums)
     sums *= SCALE
     if not np.isfinite(sums).all():
