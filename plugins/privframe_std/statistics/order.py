@@ -41,7 +41,7 @@ _WINDOW = 64
 """Spans j searched directly (the early-stopping pass) before the divide and conquer takes the rows left open."""
 
 _J_RUN = 8
-"""Spans evaluated per vectorised step of the early-stopping pass."""
+"""Spans per run of the early-stopping pass: a row is checked for settling after each run (``window_spans``)."""
 
 _LOSS_PER_LEVEL = 20
 """Grid steps of beta reserved per level of the divide and conquer (its rounding loss, see ``order_log_grid``)."""
@@ -135,10 +135,21 @@ def order_log_grid(k: int, beta: float, low: float, high: float, window: int = _
 
 
 def _log_terms(gaps: pp.Array, spans: Any, grid: LogGrid) -> pp.Array:
-    """Grid values ``quantize(ln gap) - decay(span)``; a zero gap (a tie) is ``-inf``."""
+    """Grid values ``quantize(ln gap) - decay(span)``; a zero gap (a tie) is ``-inf``.
+
+    The operations of ``grid.quantize`` and ``grid.decay``, in place in one buffer (the same doubles).
+    """
     with np.errstate(divide="ignore"):
         logs = np.log(gaps)
-    return grid.quantize(logs) - grid.decay(spans)
+    terms = np.multiply(logs, 1.0 / grid.h)
+    np.ceil(terms, out=terms)
+    np.multiply(terms, grid.h, out=terms)
+    if grid.cut != -math.inf:
+        terms[logs < grid.cut] = -np.inf
+    decay = np.asarray(spans, dtype=np.float64) * float(grid.steps)
+    np.multiply(decay, grid.h, out=decay)
+    np.subtract(terms, decay, out=terms)
+    return terms
 
 
 def order_log_smooth_sensitivity(
@@ -215,7 +226,7 @@ def order_log_smooth_sensitivity(
     top = _top(grid, low, high)
     padded = _pad(sorted_rows, 0, k, low, high)
     best, active, spans = _direct_pass(padded, 0, rank, k, grid, top, window)
-    _search_open_rows(padded[active], rank, grid, top, best, active, stats, spans)
+    _search_open_rows(sorted_rows[active], (0, k + 1), rank, low, high, grid, top, best, active, stats, spans)
     return best
 
 
@@ -278,8 +289,8 @@ def order_statistic_log_smooth(
     top = _top(grid, low, high)
     window_rows = _pad(rows[:, lo : hi + 1], first, k, low, high)
     best, active, spans = _direct_pass(window_rows, first, rank, k, grid, top, window)
-    open_rows, sorted_width = _sorted_where_read(rows, active, rank, (sorted_lo, sorted_hi), grid, top, best)
-    _search_open_rows(_pad(open_rows, 0, k, low, high), rank, grid, top, best, active, stats, spans)
+    open_rows, sorted_width, read = _sorted_where_read(rows, active, rank, (sorted_lo, sorted_hi), grid, top, best)
+    _search_open_rows(open_rows, read, rank, low, high, grid, top, best, active, stats, spans)
     if stats is not None:
         stats["open_sorted"] = sorted_width
     return rows[:, rank - 1].copy(), best
@@ -303,7 +314,7 @@ def _reach_hint(k: int, beta: float) -> int:
 def _sorted_where_read(
     rows: pp.Array, active: pp.IndexMatrix, rank: int, window: tuple[int, int], grid: LogGrid, top: float,
     best: pp.Array,
-) -> tuple[pp.Array, int]:  # fmt: skip
+) -> tuple[pp.Array, int, tuple[int, int]]:  # fmt: skip
     """Copies of the open rows, sorted at every position the search of :func:`_search_open_rows` can read.
 
     The search reads padded indices ``rank - W .. rank + W`` of a row, W the power of two at or above
@@ -315,27 +326,32 @@ def _sorted_where_read(
     most, right of it at least, the window's), which keeps the tie block's counts exact. So the result is the
     full sort's, bit for bit, at the cost of two partitions instead of a sort where W is short of the row
     (at small beta the direct pass leaves every row open; a row of 72 383 has W = 256 at beta = 0.085).
-    ``window`` is the 0-based range ``rows`` already hold sorted (:func:`_sort_window`). Returns the copies and
-    the number of positions sorted in each (k: a full sort; 0: no open row).
+    ``window`` is the 0-based range ``rows`` already hold sorted (:func:`_sort_window`). Returns the copies,
+    the number of positions sorted in each (k: a full sort; 0: no open row) and the padded indices
+    ``(first, last)`` the divide and conquer may read (``rank -+ W`` within the pads).
     """
-    selected = rows[active]
     k = rows.shape[1]
     if not active.size:
-        return selected, 0
+        return rows[active], 0, (0, k + 1)
     reach = np.minimum(np.floor((top - best[active]) / grid.beta_step) + 1.0, float(k))
     width = int(np.exp2(np.ceil(np.log2(float(reach.max()) + 2.0))))
     lo, hi = max(rank - width - 1, 0), min(rank + width - 1, k - 1)  # 0-based positions of padded rank +- W
+    sorted_lo, sorted_hi = window
+    read = (max(rank - width, 0), min(rank + width, k + 1))
+    if sorted_lo <= lo and hi <= sorted_hi and _PARTIAL_SORT_SHARE * (hi - lo + 1) < k:
+        # Already sorted where the search reads (the reach hint was enough): no copy, no sort.
+        return (rows if active.size == rows.shape[0] else rows[active]), sorted_hi - sorted_lo + 1, read
+    selected = rows[active]
     if _PARTIAL_SORT_SHARE * (hi - lo + 1) >= k:
         selected.sort(axis=1)
-        return selected, k
-    sorted_lo, sorted_hi = window
+        return selected, k, (0, k + 1)
     if lo < sorted_lo:
         selected[:, :sorted_lo].partition(lo, axis=1)
     if hi > sorted_hi:
         selected[:, sorted_hi + 1 :].partition(hi - sorted_hi - 1, axis=1)
     low_end, high_end = min(lo, sorted_lo), max(hi, sorted_hi)
     selected[:, low_end : high_end + 1].sort(axis=1)
-    return selected, high_end - low_end + 1
+    return selected, high_end - low_end + 1, read
 
 
 def _sort_window(rows: pp.Array, lo: int, hi: int) -> None:
@@ -367,56 +383,46 @@ def _pad(window: pp.Array, first: int, k: int, low: float, high: float) -> pp.Ar
     return padded
 
 
-@functools.lru_cache(maxsize=64)
-def _direct_plan(
-    rank: int, k: int, window: int, first: int
-) -> tuple[tuple[pp.IndexMatrix, pp.IndexMatrix, pp.IndexMatrix], ...]:
-    """``(spans, upper, lower)`` of each run of the direct pass: the span j of each row of the run and the padded
-    indices of the pairs ``(x_(r+t-j-1), x_(r+t))``, clamped to the pads, less ``first`` (public values only)."""
-    plan = []
-    last = min(k, window)
-    for j in range(0, last + 1, _J_RUN):
-        run = min(_J_RUN, last + 1 - j)
-        spans = np.arange(j, j + run, dtype=np.intp)
-        t = np.minimum(np.arange(j + run + 1)[np.newaxis, :], (spans + 1)[:, np.newaxis])
-        upper = np.minimum(rank + t, k + 1)
-        lower = np.maximum(upper - (spans + 1)[:, np.newaxis], 0)
-        step = (spans, upper - first, lower - first)
-        for array in step:
-            array.flags.writeable = False  # shared through the cache
-        plan.append(step)
-    return tuple(plan)
-
-
 def _direct_pass(
     padded: pp.Array, first: int, rank: int, k: int, grid: LogGrid, top: float, window: int
 ) -> tuple[pp.Array, pp.IndexMatrix, int]:
-    """Step 1 of the search: spans ``0..window`` directly, rows dropping out once no longer span can beat them.
+    """Step 1 of the search: spans ``0..window`` directly; a row is settled once no longer span can beat it.
 
     ``padded`` holds the padded indices ``first, first + 1, ...`` of each row, at least up to those the pass
     reads; ``top`` is the grid value of ``ln(high - low)``. Returns the best term so far, the rows still open and
-    the number of spans searched.
+    the number of spans searched (in runs of ``_J_RUN``: up to the run after which every row is settled).
+
+    The widest gap of each span comes from one compiled pass over all rows and spans; the logs are numpy's. A
+    row settled after span j keeps its best: a longer span's term is at most ``top - decay(j + 1)``, which the
+    best already reaches, so the maximum over all spans is the best at settling.
     """
+    from privframe_std.statistics._order_jit import window_widest
+
     count = padded.shape[0]
-    best = np.full(count, top - float(grid.decay(k)))  # the pair (0, k + 1)
-    active = np.arange(count, dtype=np.intp)
-    j = 0
-    for spans, upper, lower in _direct_plan(rank, k, window, first):
-        if not active.size:
-            break
-        rows = active[:, np.newaxis, np.newaxis]
-        widest = np.max(padded[rows, upper] - padded[rows, lower], axis=2)  # A^(j), (active, run)
-        best[active] = np.maximum(best[active], np.max(_log_terms(widest, spans, grid), axis=1))
-        j += spans.size
-        active = active[best[active] < top - float(grid.decay(j))]
+    last = min(k, window)
+    widest = np.empty((count, last + 1), dtype=np.float64)
+    window_widest(np.ascontiguousarray(padded), first, rank, k, widest)
+    terms = _log_terms(widest, np.arange(last + 1), grid)
+    floor = top - float(grid.decay(k))  # the pair (0, k + 1)
+    run_ends = np.minimum(np.arange(_J_RUN, last + _J_RUN + 1, _J_RUN), last + 1)
+    running = np.maximum(np.maximum.accumulate(terms, axis=1)[:, run_ends - 1], floor)  # best after each run
+    settled = running >= top - grid.decay(run_ends)
+    best = running[:, -1].copy()
+    active = np.flatnonzero(~settled[:, -1]).astype(np.intp)
+    if not count:
+        return best, active, 0
+    j = int(run_ends[-1]) if active.size else int(run_ends[int(np.argmax(settled, axis=1).max())])
     if j > k:
         active = active[:0]
     return best, active, j
 
 
 def _search_open_rows(
-    padded: pp.Array,
+    rows: pp.Array,
+    read: tuple[int, int],
     rank: int,
+    low: float,
+    high: float,
     grid: LogGrid,
     top: float,
     best: pp.Array,
@@ -424,16 +430,22 @@ def _search_open_rows(
     stats: dict[str, int] | None,
     spans: int,
 ) -> None:
-    """Steps 2 and 3 for the rows the direct pass left open (``padded``: those rows, fully sorted and padded):
-    the pairs around the tie block of x_(r), then the divide and conquer; updates ``best[active]`` in place."""
+    """Steps 2 and 3 for the rows the direct pass left open: the pairs around the tie block of x_(r), then the
+    divide and conquer; updates ``best[active]`` in place.
+
+    ``rows`` are those rows (unpadded), sorted at least at the padded indices ``read = (first, last)``, which
+    cover every index the divide and conquer reads; only that window is padded and searched.
+    """
     if stats is not None:
         stats.update(window_spans=spans, open_rows=int(active.size), dc_levels=0, dc_cells=0)
     if not active.size:
         return
-    k = padded.shape[1] - 2
-    open_best = np.maximum(best[active], _tie_block_pairs(padded, rank, grid))
+    k = rows.shape[1]
+    open_best = np.maximum(best[active], _tie_block_pairs(rows, rank, low, high, grid))
     reach = np.minimum(np.floor((top - open_best) / grid.beta_step) + 1.0, float(k))
-    best[active] = np.maximum(open_best, _divide_and_conquer(padded, rank, grid, reach, stats))
+    first, last = read
+    padded = _pad(rows[:, max(first, 1) - 1 : min(last, k)], first, k, low, high)
+    best[active] = np.maximum(open_best, _divide_and_conquer(padded, rank - first, grid, reach, stats))
 
 
 def _top(grid: LogGrid, low: float, high: float) -> float:
@@ -441,19 +453,17 @@ def _top(grid: LogGrid, low: float, high: float) -> float:
     return float(grid.quantize(np.array(math.log(high - low))))
 
 
-def _tie_block_pairs(padded: pp.Array, rank: int, grid: LogGrid) -> pp.Array:
-    """Best grid term of the pairs (below, above), (below, r), (r, above) of each padded row, with ``below`` the
-    last record less than x_(r) (0: the pad) and ``above`` the first greater (k + 1: the pad)."""
-    count, width = padded.shape
-    pivot = padded[:, rank : rank + 1]
-    inner = padded[:, 1 : width - 1]
-    below = np.count_nonzero(inner < pivot, axis=1)
-    above = np.count_nonzero(inner <= pivot, axis=1) + 1
-    at = np.full(count, rank)
-    rows = np.arange(count)
-    best = np.full(count, -np.inf)
-    for lo, hi in ((below, above), (below, at), (at, above)):
-        np.maximum(best, _log_terms(padded[rows, hi] - padded[rows, lo], hi - lo - 1, grid), out=best)
+def _tie_block_pairs(rows: pp.Array, rank: int, low: float, high: float, grid: LogGrid) -> pp.Array:
+    """Best grid term of the pairs (below, above), (below, r), (r, above) of each row padded with ``low`` and
+    ``high``, with ``below`` the last record less than x_(r) (0: the pad) and ``above`` the first greater
+    (k + 1: the pad). The rows need be sorted only around the rank: the counts are over the whole row."""
+    from privframe_std.statistics._order_jit import tie_block_gaps
+
+    count = rows.shape[0]
+    gaps = np.empty((3, count), dtype=np.float64)
+    spans = np.empty((3, count), dtype=np.float64)
+    tie_block_gaps(rows, rank, low, high, gaps, spans)
+    best: pp.Array = np.max(_log_terms(gaps, spans, grid), axis=0)
     return best
 
 
@@ -461,7 +471,11 @@ def _divide_and_conquer(
     padded: pp.Array, rank: int, grid: LogGrid, reach: pp.Array, stats: dict[str, int] | None
 ) -> pp.Array:
     """Max grid term over the pairs of each row's rectangle ``[r - W, r] x [r, r + W]``, W the power of two at or
-    above ``reach + 1`` (clipped to the pads); rows are grouped by W and searched in blocks."""
+    above ``reach + 1`` (clipped to the pads); rows are grouped by W and searched in blocks.
+
+    ``padded`` may be a window of the padded rows: ``rank`` is then its index there, and the window must hold
+    every index within W of it (or reach the pads).
+    """
     count, width = padded.shape
     widths = np.exp2(np.ceil(np.log2(reach + 2.0))).astype(np.int64)
     out = np.empty(count, dtype=np.float64)
@@ -481,18 +495,19 @@ def _monge_row_maxima(
     """Max over ``l0 <= l <= rank <= u <= u1`` of the grid term, per row: divide and conquer over l.
 
     One recursion level at a time for all rows and all nodes: the nodes (row ranges of l) are shared by the
-    rows, the column range of each node is each row's own; the ragged ranges are flattened with
-    ``np.repeat`` and reduced with ``np.maximum.reduceat``. A node's middle row takes its rightmost best
-    column (a row of ties only, all ``-inf``, takes the last column, which constrains nothing).
+    rows, the column range of each node is each row's own. A compiled pass writes a level's gaps, numpy takes
+    their logs, and a second compiled pass turns them into grid terms and reduces them per node
+    (:mod:`privframe_std.statistics._order_jit`). A node's middle row takes its rightmost best column (a row of
+    ties only, all ``-inf``, takes the last column, which constrains nothing).
 
     Rounding loss: if the matrix is Monge up to eta per 2x2 minor, the best pair (l*, u*) can be cut from l*'s
     range only at a node whose middle row l_m has best column u_m in the same range; then
     ``M[l*, u_m] >= M[l*, u*] + (M[l_m, u_m] - M[l_m, u*]) - eta >= M[l*, u*] - eta`` and u_m stays in l*'s
     range. So the result is within eta times the number of levels of the true maximum.
     """
-    count, width = padded.shape
-    flat = padded.ravel()
-    base = np.arange(count, dtype=np.intp)[:, np.newaxis] * width
+    from privframe_std.statistics._order_jit import dc_level_cells, dc_level_reduce
+
+    count = padded.shape[0]
     node_lo = np.array([l0], dtype=np.intp)
     node_hi = np.array([rank], dtype=np.intp)
     col_lo = np.full((count, 1), rank, dtype=np.intp)
@@ -502,25 +517,21 @@ def _monge_row_maxima(
     while node_lo.size:
         levels += 1
         mid = (node_lo + node_hi) // 2
-        lengths = (col_hi - col_lo + 1).ravel()
-        starts = np.cumsum(lengths) - lengths
-        total = int(starts[-1] + lengths[-1])
+        total = int((col_hi - col_lo).sum()) + col_lo.size
         cells_total += total
-        cells = np.arange(total, dtype=np.intp) + np.repeat((base + col_lo).ravel() - starts, lengths)
-        pivot = (base + mid[np.newaxis, :]).ravel()  # flat index of x_l, one per segment
-        gaps = flat[cells] - np.repeat(flat[pivot], lengths)
-        values = _log_terms(gaps, cells - np.repeat(pivot + 1, lengths), grid)
-        seg_max = np.maximum.reduceat(values, starts)
-        hit = values == np.repeat(seg_max, lengths)
-        arg = np.maximum.reduceat(np.where(hit, cells, -1), starts).reshape(count, -1) - base
-        np.maximum(best, seg_max.reshape(count, -1).max(axis=1), out=best)
+        logs = np.empty(total, dtype=np.float64)
+        dc_level_cells(padded, mid, col_lo, col_hi, logs)
+        with np.errstate(divide="ignore"):
+            np.log(logs, out=logs)  # numpy's log, as everywhere in the search (see _order_jit)
+        arg = np.empty_like(col_lo)
+        dc_level_reduce(logs, mid, col_lo, col_hi, grid.h, float(grid.steps), grid.cut, best, arg)
         left, right = node_lo < mid, mid < node_hi
         node_lo, node_hi = (
             np.concatenate([node_lo[left], mid[right] + 1]),
             np.concatenate([mid[left] - 1, node_hi[right]]),
         )
-        col_lo = np.concatenate([col_lo[:, left], arg[:, right]], axis=1)
-        col_hi = np.concatenate([arg[:, left], col_hi[:, right]], axis=1)
+        col_lo = np.ascontiguousarray(np.concatenate([col_lo[:, left], arg[:, right]], axis=1))
+        col_hi = np.ascontiguousarray(np.concatenate([arg[:, left], col_hi[:, right]], axis=1))
     if stats is not None:
         stats["dc_levels"] = max(stats.get("dc_levels", 0), levels)
         stats["dc_cells"] = stats.get("dc_cells", 0) + cells_total
