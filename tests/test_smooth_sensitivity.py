@@ -516,3 +516,42 @@ def test_open_rows_sorted_only_within_their_reach_are_the_full_sort(
         windowed += 0 < stats["open_sorted"] < k
     if kind in ("normal", "fine ties"):
         assert windowed > 0  # the windowed sort really ran
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_tie_block_counts_from_a_sorted_window_equal_counts_over_the_row(seed: int) -> None:
+    """The compiled tie-block pass reads the counts below and at most x_(r) off the tie block's ends in the
+    sorted window, and counts over the partitioned rest only when the block reaches a window edge: the same
+    counts, gaps and spans as counting over the whole row, for blocks inside, across and beyond the window."""
+    from privframe_std.statistics._order_jit import tie_block_gaps
+
+    rng = np.random.default_rng(seed)
+    k, rank = 400, 200
+    rows = rng.integers(0, [[2], [5], [40], [400]], size=(4, k)).astype(np.float64)
+    for lo, hi in ((150, 250), (195, 205), (199, 199), (0, k - 1)):
+        part = rows.copy()
+        part.partition(lo, axis=1)
+        if hi > lo:
+            part[:, lo + 1 :].partition(hi - lo - 1, axis=1)
+        part[:, lo : hi + 1].sort(axis=1)
+        gaps = np.empty((3, 4))
+        spans = np.empty((3, 4))
+        tie_block_gaps(part, rank, -1.0, 500.0, lo, hi, gaps, spans)
+        ordered = np.sort(rows, axis=1)
+        pivot = ordered[:, rank - 1]
+        below = np.count_nonzero(ordered < pivot[:, None], axis=1)
+        above = np.count_nonzero(ordered <= pivot[:, None], axis=1) + 1
+        padded = np.concatenate([np.full((4, 1), -1.0), ordered, np.full((4, 1), 500.0)], axis=1)
+        at = np.arange(4)
+        np.testing.assert_array_equal(spans[0], above - below - 1)
+        np.testing.assert_array_equal(spans[1], rank - below - 1)
+        np.testing.assert_array_equal(spans[2], above - rank - 1)
+        # A tie-block end outside the sorted window reads a partitioned value: a gap at least the true one
+        # and within the bounds (its span is beyond the reach, so it cannot be the maximum); inside, exact.
+        for gap, true, end in (
+            (gaps[1], pivot - padded[at, below], below),
+            (gaps[2], padded[at, above] - pivot, above),
+        ):
+            inside = (end == 0) | (end == k + 1) | ((lo <= end - 1) & (end - 1 <= hi))
+            np.testing.assert_array_equal(gap[inside], true[inside])
+            assert np.all((true <= gap) & (gap <= 501.0))

@@ -39,24 +39,37 @@ def window_widest(padded: Any, first: int, rank: int, k: int, out: Any) -> None:
 
 
 @compiled
-def tie_block_gaps(rows: Any, rank: int, low: float, high: float, gaps: Any, spans: Any) -> None:
+def tie_block_gaps(
+    rows: Any, rank: int, low: float, high: float, sorted_lo: int, sorted_hi: int, gaps: Any, spans: Any
+) -> None:
     """Gaps and spans of the pairs (below, above), (below, r), (r, above) of each row, padded with ``low`` and
     ``high``: ``below`` counts the records less than ``x_(r)``, ``above`` is 1 + those at most it.
 
-    A count over the whole row, not a walk out from the rank: outside its sorted window a row may only be
-    partitioned, and ties of ``x_(r)`` may lie anywhere there.
+    The rows are sorted at the 0-based positions ``sorted_lo .. sorted_hi`` (which hold ``rank - 1``) and only
+    partitioned outside: every value left of the window is at most, every value right of it at least, the
+    window's. So the counts come from the tie block's ends in the window; only a tie block that reaches an end
+    of the window needs a count over the partitioned part beyond it, where ties may lie anywhere.
     """
     count, k = rows.shape
     for i in range(count):
         pivot = rows[i, rank - 1]
-        below = 0
-        at_most = 0
-        for u in range(k):
-            value = rows[i, u]
-            if value < pivot:
-                below += 1
-            if value <= pivot:
-                at_most += 1
+        start = rank - 1
+        while start > sorted_lo and rows[i, start - 1] >= pivot:
+            start -= 1
+        below = start
+        if start == sorted_lo:
+            below = 0
+            for u in range(sorted_lo):
+                if rows[i, u] < pivot:
+                    below += 1
+        end = rank - 1
+        while end < sorted_hi and rows[i, end + 1] <= pivot:
+            end += 1
+        at_most = end + 1
+        if end == sorted_hi:
+            for u in range(sorted_hi + 1, k):
+                if rows[i, u] <= pivot:
+                    at_most += 1
         above = at_most + 1
         x_below = low if below == 0 else rows[i, below - 1]
         x_above = high if above == k + 1 else rows[i, above - 1]

@@ -441,9 +441,10 @@ def _search_open_rows(
     if not active.size:
         return
     k = rows.shape[1]
-    open_best = np.maximum(best[active], _tie_block_pairs(rows, rank, low, high, grid))
-    reach = np.minimum(np.floor((top - open_best) / grid.beta_step) + 1.0, float(k))
     first, last = read
+    sorted_window = (max(first, 1) - 1, min(last, k) - 1)
+    open_best = np.maximum(best[active], _tie_block_pairs(rows, rank, low, high, sorted_window, grid))
+    reach = np.minimum(np.floor((top - open_best) / grid.beta_step) + 1.0, float(k))
     padded = _pad(rows[:, max(first, 1) - 1 : min(last, k)], first, k, low, high)
     best[active] = np.maximum(open_best, _divide_and_conquer(padded, rank - first, grid, reach, stats))
 
@@ -453,16 +454,19 @@ def _top(grid: LogGrid, low: float, high: float) -> float:
     return float(grid.quantize(np.array(math.log(high - low))))
 
 
-def _tie_block_pairs(rows: pp.Array, rank: int, low: float, high: float, grid: LogGrid) -> pp.Array:
+def _tie_block_pairs(
+    rows: pp.Array, rank: int, low: float, high: float, sorted_window: tuple[int, int], grid: LogGrid
+) -> pp.Array:
     """Best grid term of the pairs (below, above), (below, r), (r, above) of each row padded with ``low`` and
     ``high``, with ``below`` the last record less than x_(r) (0: the pad) and ``above`` the first greater
-    (k + 1: the pad). The rows need be sorted only around the rank: the counts are over the whole row."""
+    (k + 1: the pad). The rows need be sorted only at the 0-based positions ``sorted_window`` (holding the
+    rank) and partitioned around them."""
     from privframe_std.statistics._order_jit import tie_block_gaps
 
     count = rows.shape[0]
     gaps = np.empty((3, count), dtype=np.float64)
     spans = np.empty((3, count), dtype=np.float64)
-    tie_block_gaps(rows, rank, low, high, gaps, spans)
+    tie_block_gaps(rows, rank, low, high, *sorted_window, gaps, spans)
     best: pp.Array = np.max(_log_terms(gaps, spans, grid), axis=0)
     return best
 
