@@ -30,3 +30,30 @@ def test_an_overflowing_sum_takes_the_general_path() -> None:
     x = np.full(DATA_BLOCK + 64, 1e308)
     index = np.tile(np.arange(DATA_BLOCK - 32, DATA_BLOCK + 32), (3, 1))
     assert np.array_equal(decomposed_batch(statistic, x, index, plain_sums=True), decomposed_batch(statistic, x, index))
+
+
+def test_a_resample_of_exact_run_or_more_records_takes_the_compiled_pass_with_the_same_doubles(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """m >= EXACT_RUN (n = 1e8 draws m = 5.4e6) is summed by the compiled pass, since no data block holds a run
+    that long, with the general path's doubles; a row with a longer run in one block (with replacement) falls
+    back to the general path, which sums it in exact pieces."""
+    from privframe_std.statistics import _decompose, _sums
+
+    statistic, rng = Mean(), np.random.default_rng(11)
+    n = 5 * DATA_BLOCK
+    x = statistic.prepare(rng.lognormal(size=n), pf.plugin.Bounds(0.0, 30.0))
+    index = np.sort(rng.permutation(n)[: _decompose.EXACT_RUN + 1000])[np.newaxis, :]
+    calls = []
+    compiled_sums = _sums.block_row_sums
+    monkeypatch.setattr(_sums, "block_row_sums", lambda *args: calls.append(1) or compiled_sums(*args))
+    assert np.array_equal(
+        decomposed_batch(statistic, x, index.copy(), plain_sums=True), decomposed_batch(statistic, x, index.copy())
+    )
+    assert calls == [1]
+    long_run = np.sort(rng.integers(0, 1000, size=(1, 3000)), axis=1)  # 3000 draws in data block 0
+    monkeypatch.setattr(_decompose, "EXACT_RUN", 2048)
+    assert np.array_equal(
+        decomposed_batch(statistic, x, long_run, plain_sums=True), decomposed_batch(statistic, x, long_run)
+    )
+    assert calls == [1]

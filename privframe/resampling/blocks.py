@@ -193,7 +193,7 @@ class Resamples:
         sorting, gathering).
         """
         blocks = range(len(self.block_seeds))
-        bar = self._progress(len(blocks))
+        bar = self.progress_bar(len(blocks))
         lock = threading.Lock()
 
         def counted(i: int) -> T:
@@ -217,12 +217,14 @@ class Resamples:
         finally:
             bar.close()
 
-    def _progress(self, total: int) -> Progress:
-        """The bar of this walk over the blocks: drawn per :attr:`RunOptions.progress` (never changes a result)."""
+    def progress_bar(self, total: int, unit: str = "blocks") -> Progress:
+        """A started bar for a walk over ``total`` pieces of these resamples (blocks of rows, or data blocks),
+        drawn per :attr:`RunOptions.progress`; ``advance()`` it per piece and ``close()`` it. Never changes a
+        result."""
         wanted = self.options.progress
         if wanted is None:
             wanted = self.B * self.m >= PROGRESS_INDICES
-        bar = Progress(total, f"{self.B} resamples of {self.m}", unit="blocks", enabled=None if wanted else False)
+        bar = Progress(total, f"{self.B} resamples of {self.m}", unit=unit, enabled=None if wanted else False)
         bar.start()
         return bar
 

@@ -21,7 +21,7 @@ from privframe_std.samplers._blocks import DATA_BLOCK, allocate, data_blocks, dr
 from privframe_std.samplers.wor import WithoutReplacement
 from privframe_std.samplers.wr import MultiplicityConstrained
 
-__all__ = ["DrawPlan", "ResampleBlock", "check_multiplicity", "draw_plan"]
+__all__ = ["DrawPlan", "ResampleBlock", "check_multiplicity", "draw_plan", "draws_blockwise"]
 
 IntArray = npt.NDArray[np.integer[Any]]
 
@@ -106,6 +106,14 @@ def check_multiplicity(most: IntArray, kappa: int) -> None:
         )
 
 
+def draws_blockwise(sampler: pp.Sampler) -> bool:
+    """Whether ``sampler`` draws a row data block by data block with no step that needs the whole row:
+    'wor', and 'wr' with ``on_reject="raise"`` (a redraw round needs every part of a row)."""
+    return isinstance(sampler, WithoutReplacement) or (
+        isinstance(sampler, MultiplicityConstrained) and sampler.on_reject == "raise"
+    )
+
+
 def draw_plan(sampler: pp.Sampler, resamples: pp.Resamples) -> DrawPlan:
     """The plan of ``resamples`` drawn by ``sampler``: the seeds and, with several data blocks, the
     allocations, computed on the client from public quantities (n, m, B) and the seeds.
@@ -116,10 +124,7 @@ def draw_plan(sampler: pp.Sampler, resamples: pp.Resamples) -> DrawPlan:
     """
     design = resamples.design
     spans = data_blocks(design.n)
-    blockwise = isinstance(sampler, WithoutReplacement) or (
-        isinstance(sampler, MultiplicityConstrained) and sampler.on_reject == "raise"
-    )
-    if len(spans) > 1 and not blockwise:
+    if len(spans) > 1 and not draws_blockwise(sampler):
         raise ConfigError(
             f"on distributed data with n > {DATA_BLOCK}, only 'wor' and 'wr' with on_reject='raise' draw "
             f"resamples data block by data block; '{sampler.name}' (as configured) needs whole rows in one "

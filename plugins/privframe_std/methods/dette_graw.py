@@ -14,6 +14,7 @@ import privframe.plugin as pp
 from privframe._typing import LazyModule
 from privframe.errors import BudgetError, ConfigError
 from privframe_std.distributed.evaluate import evaluate_distributed
+from privframe_std.distributed.local import evaluate_resamples
 
 special = LazyModule("scipy.special")  # imported on first use (0.2 s the plugins' loading need not pay)
 
@@ -278,7 +279,7 @@ class DetteGraw:
             raise ConfigError(
                 f"dette-graw gives intervals for scalar statistics; '{ctx.statistic.name}' is not", path="statistic"
             )
-        theta_star = (ctx.evaluate_resamples(resamples, 1) if everything is None else everything[1])[:, 0]
+        theta_star = (evaluate_resamples(ctx, resamples, 1) if everything is None else everything[1])[:, 0]
         center = ctx.release(theta_hat, center_event, rng=center_rng)
         releases = ctx.release(theta_star, event, rng=release_rng)
 

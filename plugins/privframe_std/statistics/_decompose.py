@@ -18,7 +18,7 @@ import numpy.typing as npt
 import privframe.plugin as pp
 from privframe_std.samplers._blocks import cut_at_data_blocks, data_blocks
 
-__all__ = ["SCALE", "combine_sums", "decomposed_batch", "decomposed_full", "segment_sums"]
+__all__ = ["SCALE", "combine_sums", "decomposed_batch", "decomposed_full", "plain_sum_partial", "segment_sums"]
 
 SCALE = math.ldexp(1.0, -64)
 """Partial sums are kept in units of ``2^64``: a sum of fewer than ``2^64`` doubles cannot overflow, and
@@ -129,7 +129,7 @@ def decomposed_batch(
     """
     rows, m = index.shape
     blocks = data_blocks(x.shape[0])
-    if plain_sums and x.ndim == 1 and len(blocks) > 1 and m < EXACT_RUN:  # one block: numpy, no numba load
+    if plain_sums and x.ndim == 1 and len(blocks) > 1:  # one block: numpy's gather and sum, no numba load
         summed = _plain_sum_partials(x, index)
         if summed is not None:
             return statistic.combine(summed, m)
@@ -147,16 +147,39 @@ def decomposed_batch(
 
 def _plain_sum_partials(x: pp.Array, index: pp.IndexMatrix) -> list[pp.Array] | None:
     """The partials ``SCALE * sum`` of every data block, ``(rows, 1)`` each, from one compiled pass; None
-    where a sum overflows (the caller then takes the general path, which rescales)."""
+    where a sum overflows (the caller then takes the general path, which rescales) or a row has
+    :data:`EXACT_RUN` or more indices in one data block (possible with replacement only; the general path
+    sums such a run in exact pieces). Both tests read the indices' shape or the sums, never a record alone."""
     from privframe_std.statistics import _sums
 
     index, cuts = cut_at_data_blocks(index, x.shape[0])
+    if int(np.diff(cuts, axis=1).max()) >= EXACT_RUN:
+        return None
     sums = np.empty((cuts.shape[1] - 1, index.shape[0]))
     _sums.block_row_sums(np.ascontiguousarray(x, dtype=np.float64), index, cuts, sums)
     sums *= SCALE
     if not np.isfinite(sums).all():
         return None
     return [row[:, np.newaxis] for row in sums]
+
+
+def plain_sum_partial(
+    x: pp.Array, index: npt.NDArray[np.integer[Any]], lengths: npt.NDArray[np.integer[Any]]
+) -> pp.Array | None:
+    """``(rows, 1)`` partials ``SCALE * sum`` of one data block's part of every row, read through ``index``
+    (the rows' indices into ``x``, concatenated row by row, row r owning ``lengths[r]``) with no gathered
+    copy: the mean's :meth:`~privframe_std.statistics.mean.Mean.partial_batch` of ``x[index]``, the same
+    doubles. None where a sum overflows or a run reaches :data:`EXACT_RUN` (the caller gathers instead)."""
+    from privframe_std.statistics import _sums
+
+    if lengths.shape[0] and int(np.max(lengths)) >= EXACT_RUN:
+        return None
+    cuts = np.zeros((1, lengths.shape[0] + 1), dtype=np.int64)
+    np.cumsum(lengths, out=cuts[0, 1:])
+    sums = np.empty((lengths.shape[0], 1))
+    _sums.block_row_sums(x, np.asarray(index, dtype=np.intp).reshape(1, -1), cuts, sums)
+    sums *= SCALE
+    return sums if bool(np.isfinite(sums).all()) else None
 
 
 def decomposed_full(statistic: pp.DecomposableStatistic, x: pp.Array) -> pp.Array:

@@ -12,6 +12,7 @@ import numpy as np
 
 import privframe.plugin as pp
 from privframe_std.distributed.evaluate import evaluate_distributed
+from privframe_std.distributed.local import evaluate_resamples
 
 __all__ = [
     "DEFAULT_SIZES",
@@ -106,7 +107,7 @@ def compute_roots(ctx: pp.RunContext[Any], rng: np.random.Generator, rule: str =
         theta_hat, theta_star = evaluate_distributed(ctx, resamples)
     else:
         theta_hat = ctx.evaluate()
-        theta_star = ctx.evaluate_resamples(resamples, theta_hat.shape[0])
+        theta_star = evaluate_resamples(ctx, resamples, theta_hat.shape[0])
     return _roots(ctx, resamples, theta_hat, theta_star, rule)
 
 

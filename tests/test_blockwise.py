@@ -1,0 +1,92 @@
+"""Above one data block, in-memory resamples are evaluated data block by data block (the cluster's plan on
+one machine): the same doubles as row by row, whatever the number of threads."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import privframe as pf
+from privframe_std.distributed import local
+from privframe_std.samplers import _blocks
+
+
+@pytest.fixture
+def small_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Data blocks of 1000 records, so that a few thousand records span several."""
+    monkeypatch.setattr(_blocks, "DATA_BLOCK", 1000)
+
+
+def _run(monkeypatch: pytest.MonkeyPatch, blockwise: bool, call: Any) -> tuple[Any, int]:
+    """``call()`` with the data-block loop on or off, and how many data blocks the loop evaluated."""
+    seen = []
+    partials = local._block_partials
+
+    def counted(*args: Any) -> Any:
+        seen.append(args[-1])
+        return partials(*args)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(local, "_block_partials", counted)
+        if not blockwise:
+            patch.setattr(local, "evaluates_blockwise", lambda ctx: False)
+        return call(), len(seen)
+
+
+@pytest.mark.parametrize(
+    ("method", "options"),
+    [
+        ("cr-gs", {}),
+        ("cr-gs", {"sampler": "wr", "m": 900}),
+        ("cr-gs", {"m": 4900}),  # above half of a block: complements
+        ("dette-graw", {}),
+    ],
+)
+def test_the_data_block_loop_gives_the_row_by_row_doubles(
+    method: str, options: dict[str, Any], small_blocks: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    x = np.random.default_rng(3).lognormal(size=5_500)
+
+    def interval(workers: int = 1) -> tuple[float, float, float]:
+        res = pf.confidence_interval(
+            x, "mean", method=method, budget=pf.GDP(1.0), bounds=(0.0, 30.0), B=64, rng=9, workers=workers, **options
+        )
+        return res.low, res.high, res.center
+
+    rows, untouched = _run(monkeypatch, False, interval)
+    blockwise, blocks = _run(monkeypatch, True, interval)
+    threaded, _ = _run(monkeypatch, True, lambda: interval(workers=2))
+    assert untouched == 0
+    assert blocks == 6
+    assert blockwise == rows == threaded
+
+
+def test_the_vector_mean_takes_the_gathered_partials_with_the_same_doubles(
+    small_blocks: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    x = np.random.default_rng(4).normal(size=(3_200, 3))
+    x /= np.maximum(1.0, np.linalg.norm(x, axis=1, keepdims=True) / 2.0)
+
+    def region() -> tuple[float, ...]:
+        res = pf.confidence_region(x, "mean", method="cr-gs", budget=pf.GDP(1.0), bounds=pf.L2Ball(2.0), B=48, rng=2)
+        return (*np.asarray(res.center).tolist(), float(res.radius))
+
+    rows, _ = _run(monkeypatch, False, region)
+    blockwise, blocks = _run(monkeypatch, True, region)
+    assert blocks == 4
+    assert blockwise == rows
+
+
+def test_one_data_block_and_other_samplers_keep_the_row_path(
+    small_blocks: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def interval(n: int, **options: Any) -> Any:
+        x = np.random.default_rng(5).uniform(size=n)
+        return pf.confidence_interval(
+            x, "mean", method="cr-gs", budget=pf.GDP(1.0), bounds=(0, 1), B=16, rng=1, **options
+        )
+
+    assert _run(monkeypatch, True, lambda: interval(900))[1] == 0
+    assert _run(monkeypatch, True, lambda: interval(3_000, sampler="wr", on_reject="redraw"))[1] == 0
