@@ -90,3 +90,25 @@ def test_one_data_block_and_other_samplers_keep_the_row_path(
 
     assert _run(monkeypatch, True, lambda: interval(900))[1] == 0
     assert _run(monkeypatch, True, lambda: interval(3_000, sampler="wr", on_reject="redraw"))[1] == 0
+
+
+@pytest.mark.parametrize(("group", "stretch"), [(1, 1000), (700, 64), (5_000, 7)])
+def test_grouped_sums_read_a_stretch_at_a_time_with_the_same_doubles(
+    group: int, stretch: int, small_blocks: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """'wor' rows of several resample blocks are summed together, a stretch of the data block at a time:
+    whatever the group size and the stretch, the row-by-row doubles."""
+    from privframe_std.statistics import _decompose
+
+    x = np.random.default_rng(6).lognormal(size=4_321)
+
+    def interval() -> tuple[float, float, float]:
+        res = pf.confidence_interval(x, "mean", method="cr-gs", budget=pf.GDP(1.0), bounds=(0.0, 30.0), B=96, rng=4)
+        return res.low, res.high, res.center
+
+    rows, _ = _run(monkeypatch, False, interval)
+    monkeypatch.setattr(local, "GROUP_INDICES", group)
+    monkeypatch.setattr(_decompose, "SUM_STRETCH", stretch)
+    blockwise, blocks = _run(monkeypatch, True, interval)
+    assert blocks == 5
+    assert blockwise == rows

@@ -669,3 +669,16 @@ def test_scratch_is_clean_after_a_failed_draw(monkeypatch: pytest.MonkeyPatch) -
     assert not _kernels._scratch("copies", 1000, np.uint8).any()
     fresh = _kernels.distinct_subsets(np.random.default_rng(0), k, np.zeros(2, bool), 0, 1000)
     assert np.array_equal(np.diff(fresh.reshape(2, 50), axis=1) > 0, np.ones((2, 49), bool))
+
+
+@pytest.mark.parametrize("bit_generator", [np.random.PCG64, np.random.MT19937, np.random.SFC64])
+def test_random_words_are_the_full_range_uint64_draws_and_leave_the_same_state(bit_generator: Any) -> None:
+    """PCG64's words come from ``random_raw`` (it releases the GIL); they are the words, and the state after,
+    that ``integers`` over the full uint64 range gives, which the other bit generators keep using."""
+    ours, reference = np.random.Generator(bit_generator(7)), np.random.Generator(bit_generator(7))
+    for count in (0, 1, 1001):
+        words = _kernels.random_words(ours, count)
+        expected = reference.integers(0, 2**64 - 1, size=count, dtype=np.uint64, endpoint=True)
+        assert words.dtype == np.uint64
+        np.testing.assert_array_equal(words, expected)
+    np.testing.assert_array_equal(ours.bit_generator.random_raw(4), reference.bit_generator.random_raw(4))

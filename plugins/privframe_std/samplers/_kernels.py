@@ -42,7 +42,17 @@ MAX_BLOCK = 2**32
 
 
 def random_words(rng: np.random.Generator, count: int) -> npt.NDArray[np.uint64]:
-    """``count`` uniform 64-bit words (the bit generator's raw output for PCG64)."""
+    """``count`` uniform 64-bit words (the bit generator's raw output for PCG64).
+
+    For PCG64 (numpy's default) the words are read with ``random_raw``, which releases the GIL while it
+    fills the array (``integers`` over the full range holds it, so threads drawing words took turns); both
+    give the same words and leave the generator in the same state. Other bit generators (MT19937's raw
+    output is 32-bit) go through ``integers``.
+    """
+    bit_generator = rng.bit_generator
+    if type(bit_generator) is np.random.PCG64:
+        words: npt.NDArray[np.uint64] = bit_generator.random_raw(count)
+        return words
     return rng.integers(0, 2**64 - 1, size=count, dtype=np.uint64, endpoint=True)
 
 

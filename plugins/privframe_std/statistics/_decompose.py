@@ -18,7 +18,15 @@ import numpy.typing as npt
 import privframe.plugin as pp
 from privframe_std.samplers._blocks import cut_at_data_blocks, data_blocks
 
-__all__ = ["SCALE", "combine_sums", "decomposed_batch", "decomposed_full", "plain_sum_partial", "segment_sums"]
+__all__ = [
+    "SCALE",
+    "combine_sums",
+    "decomposed_batch",
+    "decomposed_full",
+    "grouped_plain_sum_partials",
+    "plain_sum_partial",
+    "segment_sums",
+]
 
 SCALE = math.ldexp(1.0, -64)
 """Partial sums are kept in units of ``2^64``: a sum of fewer than ``2^64`` doubles cannot overflow, and
@@ -180,6 +188,27 @@ def plain_sum_partial(
     _sums.block_row_sums(x, np.asarray(index, dtype=np.intp).reshape(1, -1), cuts, sums)
     sums *= SCALE
     return sums if bool(np.isfinite(sums).all()) else None
+
+
+SUM_STRETCH = 1 << 16
+"""Records of ``x`` (512 KiB) every row of a group reads before any goes on (:func:`grouped_plain_sum_partials`)."""
+
+
+def grouped_plain_sum_partials(
+    x: pp.Array, index: npt.NDArray[np.integer[Any]], lengths: npt.NDArray[np.integer[Any]], start: int, stop: int
+) -> pp.Array | None:
+    """:func:`plain_sum_partial` for rows whose indices ascend within the data block ``[start, stop)`` (``wor``
+    rows), read a cache-sized stretch of the block at a time for all rows: the same doubles. None where a sum
+    overflows or a run reaches :data:`EXACT_RUN`."""
+    from privframe_std.statistics import _sums
+
+    if lengths.shape[0] and int(np.max(lengths)) >= EXACT_RUN:
+        return None
+    end = np.cumsum(lengths, dtype=np.int64)
+    sums = np.empty(lengths.shape[0])
+    _sums.grouped_row_sums(x, np.asarray(index, dtype=np.intp), end - lengths, end, start, stop, SUM_STRETCH, sums)
+    sums *= SCALE
+    return sums[:, np.newaxis] if bool(np.isfinite(sums).all()) else None
 
 
 def decomposed_full(statistic: pp.DecomposableStatistic, x: pp.Array) -> pp.Array:
