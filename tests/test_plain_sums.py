@@ -57,3 +57,28 @@ def test_a_resample_of_exact_run_or_more_records_takes_the_compiled_pass_with_th
         decomposed_batch(statistic, x, long_run, plain_sums=True), decomposed_batch(statistic, x, long_run)
     )
     assert calls == [1]
+
+
+@pytest.mark.parametrize("ordered", [True, False])
+def test_one_data_block_with_numba_loaded_sums_a_stretch_at_a_time_with_numpys_doubles(
+    ordered: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With numba already loaded, one data block's rows are summed by the grouped compiled pass (any row
+    order: sorted rows only read the data more locally), giving the gathered numpy sum's doubles."""
+    import numba  # noqa: F401 (loaded, as the sampler loads it for large rows)
+
+    from privframe_std.statistics import _decompose, _sums
+
+    statistic, rng = Mean(), np.random.default_rng(12)
+    n = 300_000
+    x = statistic.prepare(rng.lognormal(size=n) * 3.0, pf.plugin.Bounds(0.0, 40.0))
+    index = rng.integers(0, n, size=(9, 20_000))
+    if ordered:
+        index.sort(axis=1)
+    calls = []
+    grouped = _sums.grouped_row_sums
+    monkeypatch.setattr(_sums, "grouped_row_sums", lambda *args: calls.append(1) or grouped(*args))
+    monkeypatch.setattr(_decompose, "SUM_STRETCH", 4096)
+    compiled = decomposed_batch(statistic, x, index, plain_sums=True)
+    assert calls == [1]
+    assert np.array_equal(compiled, decomposed_batch(statistic, x, index))

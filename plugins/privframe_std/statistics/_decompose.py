@@ -9,6 +9,7 @@ and a run on a Dask array add the same doubles in the same order and agree bit f
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -132,8 +133,8 @@ def decomposed_batch(
     ``plain_sums=True`` says that the statistic's partial of a block is ``SCALE`` times the plain sum of its
     one-dimensional values, exact in any order (the mean on its public grid): the sums are then taken by one
     compiled pass over the rows, with no gathered copy (:func:`~privframe_std.statistics._sums.block_row_sums`),
-    and come out the same doubles. A single data block keeps numpy's gather and sum, so a small interval
-    loads no numba.
+    and come out the same doubles. A single data block keeps numpy's gather and sum unless numba is
+    loaded already (then :func:`grouped_plain_sum_partials`), so a small interval loads no numba.
     """
     rows, m = index.shape
     blocks = data_blocks(x.shape[0])
@@ -142,6 +143,13 @@ def decomposed_batch(
         if summed is not None:
             return statistic.combine(summed, m)
     if len(blocks) == 1:
+        if plain_sums and x.ndim == 1 and "numba" in sys.modules and m < EXACT_RUN:
+            # numba is loaded already (the sampler loads it for large rows): the rows' sums a cache-sized
+            # stretch of x at a time, no gathered copy; exact, so numpy's doubles.
+            lengths = np.full(rows, m, dtype=np.int64)
+            stretched = grouped_plain_sum_partials(x, np.ascontiguousarray(index).reshape(-1), lengths, 0, x.shape[0])
+            if stretched is not None:
+                return statistic.combine([stretched], m)
         values = x[index].reshape(rows * m, *x.shape[1:])
         return statistic.combine([statistic.partial_batch(values, np.full(rows, m, dtype=np.int64))], m)
     index, cuts = cut_at_data_blocks(index, x.shape[0])
