@@ -12,6 +12,7 @@ Threads take contiguous runs of data blocks; the result does not depend on their
 
 from __future__ import annotations
 
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -51,13 +52,15 @@ def evaluate_resamples(ctx: pp.RunContext[Any], resamples: pp.Resamples, dimensi
     plan = draw_plan(ctx.sampler, resamples)
     spans = plan.spans
     bar = resamples.progress_bar(len(spans), unit="data blocks")
+    lock = threading.Lock()
 
     def run(first: int, stop: int) -> list[pp.Array]:
         out = []
         with np.errstate(**state):
             for j in range(first, stop):
                 out.append(_block_partials(statistic, x, plan, j))
-                bar.advance()
+                with lock:
+                    bar.advance()
         return out
 
     state = np.geterr()  # worker threads do not inherit the caller's floating-point error state
