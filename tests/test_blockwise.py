@@ -51,7 +51,7 @@ def test_the_data_block_loop_gives_the_row_by_row_doubles(
 
     def interval(workers: int = 1) -> tuple[float, float, float]:
         res = pf.confidence_interval(
-            x, "mean", method=method, budget=pf.GDP(1.0), bounds=(0.0, 30.0), B=64, rng=9, workers=workers, **options
+            x, "mean", method=method, budget=pf.GDP(1.0), bounds=(0.0, 30.0), B=300, rng=9, workers=workers, **options
         )
         return res.low, res.high, res.center
 
@@ -103,7 +103,7 @@ def test_grouped_sums_read_a_stretch_at_a_time_with_the_same_doubles(
     x = np.random.default_rng(6).lognormal(size=4_321)
 
     def interval() -> tuple[float, float, float]:
-        res = pf.confidence_interval(x, "mean", method="cr-gs", budget=pf.GDP(1.0), bounds=(0.0, 30.0), B=96, rng=4)
+        res = pf.confidence_interval(x, "mean", method="cr-gs", budget=pf.GDP(1.0), bounds=(0.0, 30.0), B=300, rng=4)
         return res.low, res.high, res.center
 
     rows, _ = _run(monkeypatch, False, interval)
