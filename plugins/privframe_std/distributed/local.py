@@ -23,7 +23,7 @@ from privframe.errors import DataError
 from privframe.plugin.evaluation import finite, guarded
 from privframe_std.distributed.plan import DrawPlan, IntArray, draw_plan, draws_blockwise
 from privframe_std.samplers._blocks import data_blocks
-from privframe_std.statistics._decompose import grouped_plain_sum_partials, plain_sum_partial
+from privframe_std.statistics._decompose import grouped_plain_sum_partials
 from privframe_std.statistics.mean import Mean
 
 __all__ = ["evaluate_resamples", "evaluates_blockwise"]
@@ -94,39 +94,29 @@ GROUP_INDICES = 1 << 20
 def _block_partials(statistic: pp.DecomposableStatistic, x: pp.Array, plan: DrawPlan, j: int) -> pp.Array:
     """The partials of data block j of every resample, ``(B, p)``, in row order.
 
-    The mean on scalars sums through the indices in compiled passes (no gathered copy); for ``wor`` rows,
-    whose indices ascend, groups of resample blocks read the block a cache-sized stretch at a time. Any other
-    decomposable statistic gets the gathered records, as on a cluster.
+    The mean on scalars sums through the indices in compiled passes (no gathered copy), the rows of several
+    resample blocks together, a cache-sized stretch of the block at a time. Any other decomposable statistic
+    gets the gathered records, as on a cluster.
     """
-    plain = type(statistic) is Mean and x.ndim == 1
     start, stop = plan.spans[j]
     block = x[start:stop]
-    parts: list[pp.Array] = []
-    group: list[tuple[IntArray, IntArray]] = []
 
-    def gathered(index: Any, lengths: Any) -> pp.Array:
+    def gathered(index: IntArray, lengths: IntArray) -> pp.Array:
         return np.asarray(statistic.partial_batch(block[index - start], lengths), dtype=np.float64)
 
-    def flush() -> None:
-        if not group:
-            return
-        index = np.concatenate([g[0] for g in group]) if len(group) > 1 else group[0][0]
-        lengths = np.concatenate([g[1] for g in group]) if len(group) > 1 else group[0][1]
-        summed = grouped_plain_sum_partials(x, index, lengths, start, stop)
-        parts.extend([summed] if summed is not None else [gathered(g[0], g[1]) for g in group])
-        group.clear()
-
+    if not (type(statistic) is Mean and x.ndim == 1):
+        return np.concatenate([gathered(*plan.part(i, j)) for i in range(len(plan.blocks))], axis=0)
+    parts: list[pp.Array] = []
+    group: list[tuple[IntArray, IntArray]] = []
     held = 0
     for i in range(len(plan.blocks)):
-        index, lengths = plan.part(i, j)
-        if plain and not plan.design.replace:
-            group.append((index, lengths))
-            held += index.shape[0]
-            if held >= GROUP_INDICES:
-                flush()
-                held = 0
-            continue
-        partial = plain_sum_partial(x, index, lengths) if plain else None
-        parts.append(gathered(index, lengths) if partial is None else partial)
-    flush()
+        group.append(plan.part(i, j))
+        held += group[-1][0].shape[0]
+        if held >= GROUP_INDICES or i + 1 == len(plan.blocks):
+            index = np.concatenate([index for index, _ in group])
+            lengths = np.concatenate([lengths for _, lengths in group])
+            summed = grouped_plain_sum_partials(x, index, lengths, start, stop)
+            parts.extend([summed] if summed is not None else [gathered(*part) for part in group])
+            group.clear()
+            held = 0
     return np.concatenate(parts, axis=0)

@@ -25,7 +25,6 @@ __all__ = [
     "decomposed_batch",
     "decomposed_full",
     "grouped_plain_sum_partials",
-    "plain_sum_partial",
     "segment_sums",
 ]
 
@@ -143,7 +142,7 @@ def decomposed_batch(
         if summed is not None:
             return statistic.combine(summed, m)
     if len(blocks) == 1:
-        if plain_sums and x.ndim == 1 and "numba" in sys.modules and m < EXACT_RUN:
+        if plain_sums and x.ndim == 1 and "numba" in sys.modules:
             # numba is loaded already (the sampler loads it for large rows): the rows' sums a cache-sized
             # stretch of x at a time, no gathered copy; exact, so numpy's doubles.
             lengths = np.full(rows, m, dtype=np.int64)
@@ -179,25 +178,6 @@ def _plain_sum_partials(x: pp.Array, index: pp.IndexMatrix) -> list[pp.Array] | 
     return [row[:, np.newaxis] for row in sums]
 
 
-def plain_sum_partial(
-    x: pp.Array, index: npt.NDArray[np.integer[Any]], lengths: npt.NDArray[np.integer[Any]]
-) -> pp.Array | None:
-    """``(rows, 1)`` partials ``SCALE * sum`` of one data block's part of every row, read through ``index``
-    (the rows' indices into ``x``, concatenated row by row, row r owning ``lengths[r]``) with no gathered
-    copy: the mean's :meth:`~privframe_std.statistics.mean.Mean.partial_batch` of ``x[index]``, the same
-    doubles. None where a sum overflows or a run reaches :data:`EXACT_RUN` (the caller gathers instead)."""
-    from privframe_std.statistics import _sums
-
-    if lengths.shape[0] and int(np.max(lengths)) >= EXACT_RUN:
-        return None
-    cuts = np.zeros((1, lengths.shape[0] + 1), dtype=np.int64)
-    np.cumsum(lengths, out=cuts[0, 1:])
-    sums = np.empty((lengths.shape[0], 1))
-    _sums.block_row_sums(x, np.asarray(index, dtype=np.intp).reshape(1, -1), cuts, sums)
-    sums *= SCALE
-    return sums if bool(np.isfinite(sums).all()) else None
-
-
 SUM_STRETCH = 1 << 16
 """Records of ``x`` (512 KiB) every row of a group reads before any goes on (:func:`grouped_plain_sum_partials`)."""
 
@@ -205,9 +185,12 @@ SUM_STRETCH = 1 << 16
 def grouped_plain_sum_partials(
     x: pp.Array, index: npt.NDArray[np.integer[Any]], lengths: npt.NDArray[np.integer[Any]], start: int, stop: int
 ) -> pp.Array | None:
-    """:func:`plain_sum_partial` for rows whose indices ascend within the data block ``[start, stop)`` (``wor``
-    rows), read a cache-sized stretch of the block at a time for all rows: the same doubles. None where a sum
-    overflows or a run reaches :data:`EXACT_RUN`."""
+    """``(rows, 1)`` partials ``SCALE * sum`` of rows of indices into ``x`` within ``[start, stop)``
+    (concatenated row by row, row r owning ``lengths[r]``), read through the indices with no gathered copy,
+    a cache-sized stretch of ``x`` at a time for all rows: the mean's
+    :meth:`~privframe_std.statistics.mean.Mean.partial_batch` of ``x[index]``, the same doubles. Rows in any
+    order are summed right; ascending rows (``wor``) also read ``x`` locally. None where a sum overflows or
+    a run reaches :data:`EXACT_RUN` (the caller gathers instead)."""
     from privframe_std.statistics import _sums
 
     if lengths.shape[0] and int(np.max(lengths)) >= EXACT_RUN:
