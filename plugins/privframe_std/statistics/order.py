@@ -78,12 +78,13 @@ class LogGrid:
         return self.steps * self.h
 
     def quantize(self, logs: pp.Array) -> pp.Array:
-        """``ceil(logs / h) * h``, and ``-inf`` where ``logs < cut``."""
-        up: pp.Array = np.ceil(logs * (1.0 / self.h)) * self.h
-        if self.cut == -math.inf:
-            return up
-        cut: pp.Array = np.where(logs >= self.cut, up, -np.inf)
-        return cut
+        """``ceil(logs / h) * h``, and ``-inf`` where ``logs < cut`` (in one new buffer)."""
+        up: pp.Array = np.multiply(logs, 1.0 / self.h, out=np.empty(np.shape(logs)))
+        np.ceil(up, out=up)
+        np.multiply(up, self.h, out=up)
+        if self.cut != -math.inf:
+            up[np.asarray(logs) < self.cut] = -np.inf
+        return up
 
     def decay(self, spans: Any) -> pp.Array:
         """``spans * beta_step``, exact for the integer spans of the grid's range."""
@@ -135,20 +136,11 @@ def order_log_grid(k: int, beta: float, low: float, high: float, window: int = _
 
 
 def _log_terms(gaps: pp.Array, spans: Any, grid: LogGrid) -> pp.Array:
-    """Grid values ``quantize(ln gap) - decay(span)``; a zero gap (a tie) is ``-inf``.
-
-    The operations of ``grid.quantize`` and ``grid.decay``, in place in one buffer (the same doubles).
-    """
+    """Grid values ``quantize(ln gap) - decay(span)``; a zero gap (a tie) is ``-inf``."""
     with np.errstate(divide="ignore"):
         logs = np.log(gaps)
-    terms = np.multiply(logs, 1.0 / grid.h)
-    np.ceil(terms, out=terms)
-    np.multiply(terms, grid.h, out=terms)
-    if grid.cut != -math.inf:
-        terms[logs < grid.cut] = -np.inf
-    decay = np.asarray(spans, dtype=np.float64) * float(grid.steps)
-    np.multiply(decay, grid.h, out=decay)
-    np.subtract(terms, decay, out=terms)
+    terms = grid.quantize(logs)
+    np.subtract(terms, grid.decay(spans), out=terms)
     return terms
 
 
