@@ -84,6 +84,28 @@ def test_ratio_blbquant_median_over_cr_gs_mean(benchmark: Any) -> None:
     benchmark.pedantic(median, rounds=1, iterations=1)
 
 
+@pytest.mark.parametrize("n", [50_000, 200_000])
+def test_ratio_blbquant_mean_over_cr_gs_mean(benchmark: Any, n: int) -> None:
+    """Target: blbquant mean / cr-gs mean <= 20 at n = 50 000 and 200 000, PureDP(1), one thread each.
+
+    blbquant runs R s little bootstraps of n draws each (R s = 1.0e6 rows of b = 230 counts at n = 50 000,
+    2.45e6 rows of b = 816 at n = 200 000, where R reaches its cap of 10 000); cr-gs runs B = 1000
+    resamples of n / 2 records.
+    """
+    x = _data(n)
+
+    def blb_mean() -> object:
+        return pf.confidence_interval(x, "mean", method="blbquant", budget=pf.PureDP(1.0), bounds=BOUNDS, rng=1)
+
+    def mean() -> object:
+        return pf.confidence_interval(x, "mean", method="cr-gs", budget=pf.PureDP(1.0), bounds=BOUNDS, rng=1)
+
+    medians = interleaved({"blbquant_mean": blb_mean, "cr_gs_mean": mean}, rounds=3)
+    ratio = medians["blbquant_mean"] / medians["cr_gs_mean"]
+    _record(benchmark, f"blbquant mean / cr-gs mean, n={n}", medians, ratio, "x")
+    benchmark.pedantic(blb_mean, rounds=1, iterations=1)
+
+
 @pytest.mark.slow
 def test_privboot_gdp8_n20000(benchmark: Any) -> None:
     """Target: privboot at GDP(8), n = 20 000 (B = 2000 mu^2 = 128 000 resamples) in <= 10 s, with the paper's

@@ -27,7 +27,7 @@ from privframe.resampling.blocks import settle_allocator
 from privframe_std.samplers._blocks import uniform_rows
 from privframe_std.samplers._kernels import add_uniform, fast_stream
 
-__all__ = ["Bootstrap", "multinomial_counts"]
+__all__ = ["Bootstrap", "multinomial_counts", "poisson_stage"]
 
 
 @attrs.frozen
@@ -104,6 +104,16 @@ def _poisson_table(lam: float) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.
     table = at_or_below_start.astype(np.float64)
     table[below_end > at_or_below_start] = np.nan
     return table, cdf
+
+
+def poisson_stage(k: int, total: int) -> tuple[float, npt.NDArray[np.float64], npt.NDArray[np.float64]] | None:
+    """The Poisson stage of ``Multinomial(total; 1/k, ..., 1/k)`` draws: its rate per cell, inversion table
+    and CDF (see :func:`multinomial_counts`), or None when the rate is below 1 and every count is filled."""
+    lam = (total - _SLACK_SD * math.sqrt(total)) / k
+    if lam < 1.0:
+        return None
+    table, cdf = _poisson_table(lam)
+    return lam, table, cdf
 
 
 def _poisson_block(

@@ -46,17 +46,20 @@ def blb_blocks(n: int, eps_cdf: float) -> int:
     return math.ceil(round(10.0 * math.log(n) / eps_cdf, 9))
 
 
-COST_PER_RECORD = {"mean": 3.6e-9, "quantile": 6.6e-9}
-"""Seconds per record of a block per replicate (its weight and the estimator's pass over it), measured on a
-2-core machine (``min_block=0``, uniform data; n = 20 000 at eps = 1 and n = 50 000 at eps = 8) before the
-selection window and the compiled weight stream, which made every case as fast or faster: the rule errs
-long (``docs/methods/blbquant.md``, Cost)."""
+COST_PER_RECORD = {"mean": 1.2e-9, "weighted": 3.6e-9, "quantile": 6.6e-9}
+"""Seconds per record of a block per replicate, on a 2-core machine (one thread). ``mean``: the compiled
+path of the mean under the exact Laplace mechanism with independent weights (each count drawn and summed in
+place; fitted to eight (n, b) pairs from n = 5 000 to 1e6, ``docs/methods/blbquant.md``, Cost).
+``weighted`` (the mean on a weight matrix: shared weights, or another mechanism) and ``quantile`` (its
+weight and the estimator's pass) were measured with ``min_block=0`` on uniform data at n = 20 000, eps = 1
+and n = 50 000, eps = 8, before the selection window and the compiled weight stream, which made every case
+as fast or faster: that rule errs long."""
 
-COST_PER_REPLICATE = {"mean": 4.1e-6, "quantile": 1.0e-6}
-"""Seconds per replicate besides its records: the simulated estimator noise (the mean's exact Laplace
-sample dominates) and the selection's setup."""
+COST_PER_REPLICATE = {"mean": 6e-8, "weighted": 4.1e-6, "quantile": 1.0e-6}
+"""Seconds per replicate besides its records: the simulated estimator noise (an exact Laplace sample:
+compiled for ``mean``, vectorised numpy for ``weighted``) and a selection's setup."""
 
-COST_PER_FILL_DRAW = 4e-9
+COST_PER_FILL_DRAW = {"mean": 0.85e-9, "weighted": 4e-9, "quantile": 4e-9}
 """Seconds per uniform draw that tops a replicate's Poisson counts up to n (about ``1.3 sqrt(n)`` a row)."""
 
 ANNOUNCE_SECONDS = 10.0
@@ -64,14 +67,15 @@ ANNOUNCE_SECONDS = 10.0
 
 
 def blbquant_seconds(n: int, s: int, b: int, R: int, shared: bool, quantile: bool) -> float:
-    """Expected duration of the little bootstraps on a 2-core machine (the cost rule of the method page).
+    """Expected duration of the little bootstraps on a 2-core machine, one thread (the method page's cost rule).
 
     ``R s`` replicates of b weighted records each. Shared weights skip the per-block draws but reorder one
-    weight matrix per block, which costs about as much again per record (measured 1.5-2x).
+    weight matrix per block, which costs about as much again per record (measured 1.5-2x); the mean with
+    shared weights runs on the weight matrix. ``workers`` threads divide the mean's compiled path.
     """
-    kind = "quantile" if quantile else "mean"
+    kind = "quantile" if quantile else ("weighted" if shared else "mean")
     per_record = COST_PER_RECORD[kind] * (2.0 if shared else 1.0)
-    fill = 0.0 if shared else 1.3 * math.sqrt(n) * COST_PER_FILL_DRAW
+    fill = 0.0 if shared else 1.3 * math.sqrt(n) * COST_PER_FILL_DRAW[kind]
     return R * s * (b * per_record + fill + COST_PER_REPLICATE[kind])
 
 
@@ -352,6 +356,8 @@ class BLBQuant:
             tau_n=tau_n,
             block_rngs=block_rngs,
             shared_rng=weight_rng if shared else None,
+            workers=partition.workers,
+            bound=max(abs(bounds.low), abs(bounds.high)),
         )
         histograms = block_histograms(roots, low, width, bins)
 

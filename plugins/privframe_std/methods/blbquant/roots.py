@@ -16,18 +16,30 @@ own records only. With a shared generator all blocks use the same weight matrix 
 stream, independent of the data); each block's replicates are still i.i.d. with the exact law, but the
 Monte Carlo errors of different blocks are correlated. Work is done in chunks of replicates so memory
 stays bounded. The cost is of order ``R b`` per block, ``R n`` in all.
+
+The mean (a statistic with the ``mean`` trait) under the standard Laplace mechanism takes a compiled path
+when the weights are independent: each little bootstrap's multinomial weights are drawn one count at a time
+and only their weighted sum is kept, then the exact lattice noise is added (``_jit.mean_replicates``), all
+from one SFC64 stream seeded by the block's generator. The law of every root is the one of the generic path;
+its draws are not the same ones. Blocks then run on up to ``workers`` threads (each block has its own
+stream, so the roots do not depend on the thread count).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 import attrs
 import numpy as np
 
 import privframe.plugin as pp
 from privframe.errors import ConfigError
-from privframe_std.samplers.bootstrap import multinomial_counts
+from privframe.privacy import noise
+from privframe_std.mechanisms.laplace import LaplaceMechanism
+from privframe_std.samplers._kernels import SMALL_RANGE, fast_stream, lemire_threshold
+from privframe_std.samplers.bootstrap import multinomial_counts, poisson_stage
 
 __all__ = ["WeightedEstimator", "block_roots", "weighted_estimator"]
 
@@ -45,6 +57,9 @@ class WeightedEstimator:
     estimate: Replicates = attrs.field(repr=False)
     mechanism: str
     event: pp.PrivacyEvent
+    compiled_mean: noise.LatticePlan | None = None
+    """The Laplace plan of a mean under the standard Laplace mechanism: the replicates may take the compiled
+    path (see the module docstring); None otherwise."""
 
 
 def weighted_estimator(
@@ -64,7 +79,11 @@ def weighted_estimator(
         def perturb(values: pp.Array, weights: pp.Array, rng: np.random.Generator) -> pp.Array:
             return additive.apply(weighted.evaluate_weighted(values, weights), event, rng)
 
-        return WeightedEstimator(perturb, event.mechanism, event)
+        plan = event.noise
+        laplace = isinstance(plan, noise.LatticePlan) and plan.kind == "laplace"
+        fast = pp.traits_of(statistic).mean and isinstance(mechanism, LaplaceMechanism) and laplace
+        compiled = plan if fast and isinstance(plan, noise.LatticePlan) else None
+        return WeightedEstimator(perturb, event.mechanism, event, compiled)
     raise ConfigError(
         f"blbquant needs a statistic it can evaluate on weighted resamples (mean, median, quantile) with an "
         f"additive mechanism, or a mechanism that selects from weighted data (exponential); '{statistic.name}' "
@@ -89,13 +108,29 @@ def block_roots(
     tau_n: float,
     block_rngs: list[np.random.Generator],
     shared_rng: np.random.Generator | None,
+    workers: int = 1,
+    bound: float = math.inf,
 ) -> pp.Array:
     """Roots ``(s, R)``: row j holds ``tau_n (theta(block_j) - theta_tilde)`` over block j's R resamples.
 
     ``blocks`` is the ``(s, b)`` matrix of the blocks' record values and ``block_values`` the statistic on
-    each block. ``shared_rng`` set: one weight matrix for all blocks (see the module docstring).
+    each block. ``shared_rng`` set: one weight matrix for all blocks (see the module docstring). ``workers``
+    threads run the compiled mean path; ``bound`` is the public bound on ``|record|`` that decides whether
+    its sums need rescaling to stay finite (by default they are rescaled).
     """
     s, b = blocks.shape
+    if estimator.compiled_mean is not None and shared_rng is None:
+        return _compiled_mean_roots(
+            estimator.compiled_mean,
+            blocks,
+            block_values,
+            n=n,
+            R=R,
+            tau_n=tau_n,
+            block_rngs=block_rngs,
+            workers=workers,
+            bound=bound,
+        )
     roots = np.empty((s, R), dtype=np.float64)
     order = np.argsort(blocks, axis=1, kind="stable")
     sorted_blocks = np.take_along_axis(blocks, order, axis=1)
@@ -108,4 +143,62 @@ def block_roots(
             weights = shared[:, order[j]] if shared is not None else multinomial_counts(block_rngs[j], rows, b, n)
             estimates = estimator.estimate(sorted_blocks[j], weights, block_rngs[j])
             roots[j, start:stop] = tau_n * (block_values[j] - estimates)
+    return roots
+
+
+_DOUBLE_MAX = float(np.finfo(np.float64).max)
+
+
+def _compiled_mean_roots(
+    plan: noise.LatticePlan,
+    blocks: pp.Array,
+    block_values: pp.Array,
+    *,
+    n: int,
+    R: int,
+    tau_n: float,
+    block_rngs: list[np.random.Generator],
+    workers: int,
+    bound: float,
+) -> pp.Array:
+    from privframe_std.methods.blbquant import _jit
+
+    s, b = blocks.shape
+    stage = poisson_stage(b, n)
+    if stage is None:
+        table = cdf = np.zeros(1, dtype=np.float64)
+    else:
+        _, table, cdf = stage
+    bits = 16 if b <= SMALL_RANGE else 32
+    threshold = lemire_threshold(b, bits)
+    # A weighted sum of n records is at most n * bound: scale by an exact power of two (no rounding changes)
+    # where that could overflow, as finite_weighted_mean does.
+    headroom = 1.0 if bound * n < _DOUBLE_MAX / 2 else math.ldexp(1.0, -(n.bit_length() + 1))
+    values = np.ascontiguousarray(blocks, dtype=np.float64) * headroom
+    roots = np.empty((s, R), dtype=np.float64)
+
+    def run(j: int) -> None:
+        estimates = np.empty(R, dtype=np.float64)
+        _jit.mean_replicates(
+            fast_stream(block_rngs[j]),
+            table,
+            cdf,
+            values[j],
+            n,
+            stage is not None,
+            bits,
+            threshold,
+            1.0 / headroom,
+            plan.grid,
+            plan.t,
+            estimates,
+        )
+        roots[j] = tau_n * (block_values[j] - estimates)
+
+    if workers <= 1 or s <= 1:
+        for j in range(s):
+            run(j)
+    else:
+        with ThreadPoolExecutor(max_workers=min(workers, s)) as pool:
+            list(pool.map(run, range(s)))
     return roots
