@@ -172,6 +172,24 @@ def test_a_call_draws_a_progress_bar_on_a_terminal_only_and_it_changes_nothing(
     assert piped.getvalue() == ""
 
 
+def test_a_long_blbquant_call_draws_its_bar_over_the_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """R n = 2e8 draws (n = 20 000, R = 10 000): the default draws the bar on a terminal, one step a block."""
+    x = np.random.default_rng(5).uniform(size=20_000)
+    kwargs: dict[str, object] = {"method": "blbquant", "budget": pf.PureDP(8.0), "bounds": (0, 1), "rng": 3}
+    plain = pf.confidence_interval(x, "mean", R=10_000, progress=False, **kwargs)
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    drawn = pf.confidence_interval(x, "mean", R=10_000, **kwargs)
+    assert (drawn.low, drawn.high) == (plain.low, plain.high)
+    line = terminal.getvalue().rsplit("\r", 1)[-1]
+    assert "blbquant: 10000 little bootstraps a block" in line
+    assert f"{plain.parameters['s']}/{plain.parameters['s']}" in line
+    terminal.seek(0)
+    terminal.truncate()
+    pf.confidence_interval(x, "mean", R=100, **kwargs)  # R n = 2e6: no bar by default
+    assert terminal.getvalue() == ""
+
+
 def test_progress_must_be_a_boolean() -> None:
     with pytest.raises(pf.ConfigError, match=r"^progress: "):
         _mean_interval(progress="yes")

@@ -217,14 +217,21 @@ class Resamples:
         finally:
             bar.close()
 
-    def progress_bar(self, total: int, unit: str = "blocks") -> Progress:
+    def progress_bar(
+        self, total: int, unit: str = "blocks", work: int | None = None, label: str | None = None
+    ) -> Progress:
         """A started bar for a walk over ``total`` pieces of these resamples (blocks of rows, or data blocks),
         drawn per :attr:`RunOptions.progress`; ``advance()`` it per piece and ``close()`` it. Never changes a
-        result."""
+        result.
+
+        By default the bar is drawn when the walk touches :data:`PROGRESS_INDICES` indices or more: ``B m``,
+        or ``work`` when the walk does more per row than read its indices (BLBQuant's ``R n`` draws). The bar is
+        labelled ``label``, by default "B resamples of m"."""
         wanted = self.options.progress
         if wanted is None:
-            wanted = self.B * self.m >= PROGRESS_INDICES
-        bar = Progress(total, f"{self.B} resamples of {self.m}", unit=unit, enabled=None if wanted else False)
+            wanted = (self.B * self.m if work is None else work) >= PROGRESS_INDICES
+        text = f"{self.B} resamples of {self.m}" if label is None else label
+        bar = Progress(total, text, unit=unit, enabled=None if wanted else False)
         bar.start()
         return bar
 

@@ -347,18 +347,23 @@ class BLBQuant:
         blocks = data[blocks_index]
         block_values = ctx.evaluate_resamples(partition, 1)[:, 0]
         block_rngs = [np.random.default_rng(seed) for seed in block_seq.spawn(s)]
-        roots = block_roots(
-            replicates,
-            blocks,
-            block_values,
-            n=n,
-            R=R,
-            tau_n=tau_n,
-            block_rngs=block_rngs,
-            shared_rng=weight_rng if shared else None,
-            workers=partition.workers,
-            bound=max(abs(bounds.low), abs(bounds.high)),
-        )
+        bar = partition.progress_bar(s, unit="blocks", work=R * n, label=f"blbquant: {R} little bootstraps a block")
+        try:
+            roots = block_roots(
+                replicates,
+                blocks,
+                block_values,
+                n=n,
+                R=R,
+                tau_n=tau_n,
+                block_rngs=block_rngs,
+                shared_rng=weight_rng if shared else None,
+                workers=partition.workers,
+                bound=max(abs(bounds.low), abs(bounds.high)),
+                advance=bar.advance,
+            )
+        finally:
+            bar.close()
         histograms = block_histograms(roots, low, width, bins)
 
         alpha = 1.0 - ctx.confidence

@@ -28,6 +28,7 @@ stream, so the roots do not depend on the thread count).
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 
@@ -110,13 +111,15 @@ def block_roots(
     shared_rng: np.random.Generator | None,
     workers: int = 1,
     bound: float = math.inf,
+    advance: Callable[[], None] | None = None,
 ) -> pp.Array:
     """Roots ``(s, R)``: row j holds ``tau_n (theta(block_j) - theta_tilde)`` over block j's R resamples.
 
     ``blocks`` is the ``(s, b)`` matrix of the blocks' record values and ``block_values`` the statistic on
     each block. ``shared_rng`` set: one weight matrix for all blocks (see the module docstring). ``workers``
     threads run the compiled mean path; ``bound`` is the public bound on ``|record|`` that decides whether
-    its sums need rescaling to stay finite (by default they are rescaled).
+    its sums need rescaling to stay finite (by default they are rescaled). ``advance`` is called once per
+    block done (a progress bar).
     """
     s, b = blocks.shape
     if estimator.compiled_mean is not None and shared_rng is None:
@@ -130,6 +133,7 @@ def block_roots(
             block_rngs=block_rngs,
             workers=workers,
             bound=bound,
+            advance=advance,
         )
     roots = np.empty((s, R), dtype=np.float64)
     order = np.argsort(blocks, axis=1, kind="stable")
@@ -143,6 +147,8 @@ def block_roots(
             weights = shared[:, order[j]] if shared is not None else multinomial_counts(block_rngs[j], rows, b, n)
             estimates = estimator.estimate(sorted_blocks[j], weights, block_rngs[j])
             roots[j, start:stop] = tau_n * (block_values[j] - estimates)
+            if advance is not None and stop == R:
+                advance()
     return roots
 
 
@@ -160,6 +166,7 @@ def _compiled_mean_roots(
     block_rngs: list[np.random.Generator],
     workers: int,
     bound: float,
+    advance: Callable[[], None] | None,
 ) -> pp.Array:
     from privframe_std.methods.blbquant import _jit
 
@@ -194,7 +201,11 @@ def _compiled_mean_roots(
             estimates,
         )
         roots[j] = tau_n * (block_values[j] - estimates)
+        if advance is not None:
+            with lock:
+                advance()
 
+    lock = threading.Lock()
     if workers <= 1 or s <= 1:
         for j in range(s):
             run(j)
