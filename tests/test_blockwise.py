@@ -112,3 +112,31 @@ def test_grouped_sums_read_a_stretch_at_a_time_with_the_same_doubles(
     blockwise, blocks = _run(monkeypatch, True, interval)
     assert blocks == 5
     assert blockwise == rows
+
+
+@pytest.mark.parametrize("sampler", ["wor", "wr"])
+def test_a_part_drawn_into_a_buffer_holds_the_same_indices(sampler: str, small_blocks: None) -> None:
+    """``DrawPlan.part(i, j, out=...)`` (the data-block loop's reused buffer) writes what ``part(i, j)`` returns,
+    and a buffer of the wrong length is refused."""
+    from privframe.resampling.blocks import draw
+    from privframe_std.distributed.plan import draw_plan
+
+    n, B = 5_500, 7
+    options: dict[str, Any] = {"on_reject": "raise"} if sampler == "wr" else {}
+    sampler_obj = pf.registry.create("sampler", sampler, B=B, m=900, **options)
+    resamples = draw(sampler_obj, n, np.random.default_rng(4))
+    plan = draw_plan(sampler_obj, resamples)
+    assert len(plan.spans) > 1
+    for i in range(len(plan.blocks)):
+        for j in range(len(plan.spans)):
+            index, lengths = plan.part(i, j)
+            np.testing.assert_array_equal(lengths, plan.counts(i, j))
+            buffer = np.full(index.size + 5, -1, dtype=np.intp)
+            written, again = plan.part(i, j, out=buffer[: index.size])
+            np.testing.assert_array_equal(written, index)
+            np.testing.assert_array_equal(buffer[: index.size], index)
+            assert (buffer[index.size :] == -1).all()
+            np.testing.assert_array_equal(again, lengths)
+    if sampler == "wor":
+        with pytest.raises(pf.ConfigError, match="out"):
+            plan.part(0, 0, out=np.empty(int(plan.counts(0, 0).sum()) + 1, dtype=np.intp))

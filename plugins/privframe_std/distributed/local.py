@@ -107,16 +107,29 @@ def _block_partials(statistic: pp.DecomposableStatistic, x: pp.Array, plan: Draw
     if not (type(statistic) is Mean and x.ndim == 1):
         return np.concatenate([gathered(*plan.part(i, j)) for i in range(len(plan.blocks))], axis=0)
     parts: list[pp.Array] = []
-    group: list[tuple[IntArray, IntArray]] = []
-    held = 0
-    for i in range(len(plan.blocks)):
-        group.append(plan.part(i, j))
-        held += group[-1][0].shape[0]
-        if held >= GROUP_INDICES or i + 1 == len(plan.blocks):
-            index = np.concatenate([index for index, _ in group])
-            lengths = np.concatenate([lengths for _, lengths in group])
-            summed = grouped_plain_sum_partials(x, index, lengths, start, stop)
-            parts.extend([summed] if summed is not None else [gathered(*part) for part in group])
-            group.clear()
-            held = 0
+    sizes = [int(plan.counts(i, j).sum()) for i in range(len(plan.blocks))]
+    buffer = np.empty(max(GROUP_INDICES + max(sizes, default=0), 1), dtype=np.intp)
+    first = 0
+    while first < len(plan.blocks):
+        # The parts of a group are drawn into one buffer, reused for every group of the data block: no
+        # concatenated copy of the indices, no fresh allocation a part.
+        group = [first]
+        held = sizes[first]
+        while held < GROUP_INDICES and group[-1] + 1 < len(plan.blocks):
+            group.append(group[-1] + 1)
+            held += sizes[group[-1]]
+        at = 0
+        lengths = []
+        for i in group:
+            lengths.append(plan.part(i, j, out=buffer[at : at + sizes[i]])[1])
+            at += sizes[i]
+        index, lengths_all = buffer[:at], np.concatenate(lengths)
+        summed = grouped_plain_sum_partials(x, index, lengths_all, start, stop)
+        if summed is None:
+            offsets = np.cumsum([0] + [sizes[i] for i in group])
+            summed = np.concatenate(
+                [gathered(index[offsets[g] : offsets[g + 1]], lengths[g]) for g in range(len(group))], axis=0
+            )
+        parts.append(summed)
+        first = group[-1] + 1
     return np.concatenate(parts, axis=0)

@@ -75,18 +75,30 @@ class DrawPlan:
         )
         return DrawPlan(self.sampler, self.design, blocks)
 
-    def part(self, i: int, j: int) -> tuple[IntArray, IntArray]:
+    def counts(self, i: int, j: int) -> IntArray:
+        """How many indices of each row of resample block i fall in data block j (public: the allocation)."""
+        block = self.blocks[i]
+        if block.counts is None:
+            return np.full(block.rows, self.design.m, dtype=np.int64)
+        return block.counts[:, 0] if block.counts.shape[1] == 1 else block.counts[:, j]
+
+    def part(self, i: int, j: int, out: IntArray | None = None) -> tuple[IntArray, IntArray]:
         """The indices of resample block i that fall in data block j (row by row: each row's sorted
         ascending for 'wor', in the order drawn for 'wr') and how many each row has.
 
-        On a plan from :meth:`for_data_block` (j), the allocation's only column is j's.
+        On a plan from :meth:`for_data_block` (j), the allocation's only column is j's. ``out``, an ``intp``
+        array of ``counts(i, j).sum()`` values, receives the indices (with several data blocks; a buffer
+        reused across parts spares an allocation a part).
         """
         block, design = self.blocks[i], self.design
         if block.counts is None:
-            index = self.sampler.draw_block(design, np.random.default_rng(block.seed), block.rows)
-            return index.reshape(-1), np.full(block.rows, design.m, dtype=np.int64)
-        counts = block.counts[:, 0] if block.counts.shape[1] == 1 else block.counts[:, j]
-        part, most = draw_data_block_and_multiplicity(block.seed, j, counts, design.n, replace=design.replace)
+            index: IntArray = self.sampler.draw_block(design, np.random.default_rng(block.seed), block.rows).reshape(-1)
+            if out is not None:
+                out[:] = index
+                index = out
+            return index, np.full(block.rows, design.m, dtype=np.int64)
+        counts = self.counts(i, j)
+        part, most = draw_data_block_and_multiplicity(block.seed, j, counts, design.n, replace=design.replace, out=out)
         if most is not None:
             check_multiplicity(most, design.kappa)
         return part, counts

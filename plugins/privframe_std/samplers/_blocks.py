@@ -132,17 +132,28 @@ def draw_data_block(
 
 
 def draw_data_block_and_multiplicity(
-    seed: np.random.SeedSequence, block: int, counts: IntArray, n: int, replace: bool, round_: int = 0
+    seed: np.random.SeedSequence,
+    block: int,
+    counts: IntArray,
+    n: int,
+    replace: bool,
+    round_: int = 0,
+    out: IntArray | None = None,
 ) -> tuple[IntArray, IntArray | None]:
     """:func:`draw_data_block`, with each row's largest multiplicity in the block when ``replace`` (equal
-    indices fall in the same data block, so a row's largest multiplicity is the largest over its blocks)."""
+    indices fall in the same data block, so a row's largest multiplicity is the largest over its blocks).
+    ``out``: an ``intp`` array of ``counts.sum()`` values that receives the indices (the same ones)."""
     blocks = data_blocks(n)
     start, stop = blocks[block]
     single = len(blocks) == 1 and round_ == 0
     rng = np.random.default_rng(seed) if single else block_stream(seed, block, round_)
     if replace:
-        return iid_values(rng, counts, start, stop)
-    return _subsets(rng, counts, start, stop), None
+        values, most = iid_values(rng, counts, start, stop)
+        if out is None:
+            return values, most
+        out[:] = values
+        return out, most
+    return _subsets(rng, counts, start, stop, out), None
 
 
 def distinct_rows(rng: np.random.Generator, rows: int, n: int, m: int) -> pp.IndexMatrix:
@@ -210,7 +221,9 @@ def _rows(
     return out, most_all
 
 
-def _subsets(rng: np.random.Generator, counts: IntArray, start: int, stop: int) -> IntArray:
+def _subsets(
+    rng: np.random.Generator, counts: IntArray, start: int, stop: int, out: IntArray | None = None
+) -> IntArray:
     """Row r: a uniform ``counts[r]``-subset of ``range(start, stop)``, sorted; rows concatenated (intp).
 
     Each row keeps the first distinct values of its i.i.d. uniform values: ``counts[r]`` of them, or, above
@@ -218,4 +231,4 @@ def _subsets(rng: np.random.Generator, counts: IntArray, start: int, stop: int) 
     """
     size = stop - start
     complement = 2 * counts > size
-    return distinct_subsets(rng, np.where(complement, size - counts, counts), complement, start, stop)
+    return distinct_subsets(rng, np.where(complement, size - counts, counts), complement, start, stop, out)

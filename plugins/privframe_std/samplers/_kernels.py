@@ -138,12 +138,18 @@ _numpy_path_seconds = 0.0
 
 
 def distinct_subsets(
-    rng: np.random.Generator, k: IntArray, complement: npt.NDArray[np.bool_], start: int, stop: int
+    rng: np.random.Generator,
+    k: IntArray,
+    complement: npt.NDArray[np.bool_],
+    start: int,
+    stop: int,
+    out: IntArray | None = None,
 ) -> IntArray:
     """Row r: the first ``k[r]`` distinct values of i.i.d. uniform values of ``range(stop - start)``, or
     where ``complement[r]`` the ``stop - start - k[r]`` values not among them; sorted, plus ``start``.
 
-    Returns the rows concatenated (``intp``). Each row is a uniform subset of its size.
+    Returns the rows concatenated (``intp``), in ``out`` when given (an ``intp`` array of the rows' total
+    length, e.g. a slice of a buffer reused across calls). Each row is a uniform subset of its size.
 
     Notes
     -----
@@ -160,14 +166,33 @@ def distinct_subsets(
     ):
         began = time.perf_counter()
         try:
-            return _distinct_subsets_numpy(rng, k, complement, start, stop)
+            rows = _distinct_subsets_numpy(rng, k, complement, start, stop)
         finally:
             _numpy_path_seconds += time.perf_counter() - began
-    return _distinct_subsets_compiled(rng, k, complement, start, stop)
+        if out is None:
+            return rows
+        out = _rows_out(out, rows.size)
+        out[:] = rows
+        return out
+    return _distinct_subsets_compiled(rng, k, complement, start, stop, out)
+
+
+def _rows_out(out: IntArray | None, total: int) -> IntArray:
+    """``out`` checked to hold ``total`` intp values, or a fresh array."""
+    if out is None:
+        return np.empty(total, dtype=np.intp)
+    if out.shape != (total,) or out.dtype != np.intp:
+        raise ConfigError(f"out must be an intp array of {total} values", path="out")
+    return out
 
 
 def _distinct_subsets_compiled(
-    rng: np.random.Generator, k: IntArray, complement: npt.NDArray[np.bool_], start: int, stop: int
+    rng: np.random.Generator,
+    k: IntArray,
+    complement: npt.NDArray[np.bool_],
+    start: int,
+    stop: int,
+    out: IntArray | None = None,
 ) -> IntArray:
     """:func:`distinct_subsets` by ``_jit.distinct_prefix_rows`` (loads numba)."""
     from privframe_std.samplers import _jit
@@ -176,7 +201,7 @@ def _distinct_subsets_compiled(
     threshold = lemire_threshold(size)
     lengths = np.where(complement, size - k, k)
     offsets = np.cumsum(lengths) - lengths
-    out = np.empty(int(lengths.sum()), dtype=np.intp)
+    out = _rows_out(out, int(lengths.sum()))
     bitmap = _bitmap("present", size)
     progress = np.zeros(2, dtype=np.int64)
     k64 = k.astype(np.int64, copy=False)
