@@ -1,4 +1,4 @@
-"""The compiled loop of BLBQuant's mean replicates (numba), imported on first use by ``replicates``.
+"""The compiled loop of BLBQuant's mean replicates (numba), imported on first use by ``roots``.
 
 One call runs R little bootstraps of one block: each draws its ``Multinomial(n; 1/b, ..., 1/b)`` weights one
 count at a time, keeps only the weighted sum the mean needs, and adds the Laplace mechanism's exact lattice
