@@ -127,8 +127,6 @@ def _block_partials(
     full = statistic.partial_batch(prepared, np.array([prepared.shape[0]], dtype=np.int64))
     if plan is None:
         return True, np.asarray(full, dtype=np.float64), None
-    parts = []
-    for i in range(len(plan.blocks)):
-        index, lengths = plan.part(i, j)
-        parts.append(statistic.partial_batch(prepared[index - start], lengths))
-    return True, np.asarray(full, dtype=np.float64), np.concatenate(parts, axis=0)
+    from privframe_std.distributed.local import block_resample_partials
+
+    return True, np.asarray(full, dtype=np.float64), block_resample_partials(statistic, prepared, start, plan, j)

@@ -26,7 +26,7 @@ from privframe_std.samplers._blocks import data_blocks
 from privframe_std.statistics._decompose import grouped_plain_sum_partials
 from privframe_std.statistics.mean import Mean
 
-__all__ = ["evaluate_resamples", "evaluates_blockwise"]
+__all__ = ["block_resample_partials", "evaluate_resamples", "evaluates_blockwise"]
 
 
 def evaluates_blockwise(ctx: pp.RunContext[Any]) -> bool:
@@ -92,19 +92,27 @@ GROUP_INDICES = 1 << 20
 
 
 def _block_partials(statistic: pp.DecomposableStatistic, x: pp.Array, plan: DrawPlan, j: int) -> pp.Array:
-    """The partials of data block j of every resample, ``(B, p)``, in row order.
+    """The partials of data block j of every resample, ``(B, p)``, in row order (``x`` all the records)."""
+    return block_resample_partials(statistic, x, 0, plan, j)
+
+
+def block_resample_partials(
+    statistic: pp.DecomposableStatistic, records: pp.Array, offset: int, plan: DrawPlan, j: int
+) -> pp.Array:
+    """The partials of data block j of every resample, ``(B, p)``, in row order; ``records[i - offset]`` is
+    record i (all of ``x`` with offset 0 in memory, the block's own records with its start on a worker).
 
     The mean on scalars sums through the indices in compiled passes (no gathered copy), the rows of several
-    resample blocks together, a cache-sized stretch of the block at a time. Any other decomposable statistic
-    gets the gathered records, as on a cluster.
+    resample blocks together, a cache-sized stretch of the block at a time; each group's indices are drawn
+    into one buffer reused for the whole data block. Any other decomposable statistic gets the gathered
+    records. Either way the doubles are those of ``partial_batch`` on the gathered records.
     """
     start, stop = plan.spans[j]
-    block = x[start:stop]
 
     def gathered(index: IntArray, lengths: IntArray) -> pp.Array:
-        return np.asarray(statistic.partial_batch(block[index - start], lengths), dtype=np.float64)
+        return np.asarray(statistic.partial_batch(records[index - offset], lengths), dtype=np.float64)
 
-    if not (type(statistic) is Mean and x.ndim == 1):
+    if not (type(statistic) is Mean and records.ndim == 1):
         return np.concatenate([gathered(*plan.part(i, j)) for i in range(len(plan.blocks))], axis=0)
     parts: list[pp.Array] = []
     sizes = [int(plan.counts(i, j).sum()) for i in range(len(plan.blocks))]
@@ -124,11 +132,14 @@ def _block_partials(statistic: pp.DecomposableStatistic, x: pp.Array, plan: Draw
             lengths.append(plan.part(i, j, out=buffer[at : at + sizes[i]])[1])
             at += sizes[i]
         index, lengths_all = buffer[:at], np.concatenate(lengths)
-        summed = grouped_plain_sum_partials(x, index, lengths_all, start, stop)
+        if offset:
+            index -= offset  # in place: positions in ``records``
+        summed = grouped_plain_sum_partials(records, index, lengths_all, start - offset, stop - offset)
         if summed is None:
             offsets = np.cumsum([0] + [sizes[i] for i in group])
             summed = np.concatenate(
-                [gathered(index[offsets[g] : offsets[g + 1]], lengths[g]) for g in range(len(group))], axis=0
+                [gathered(index[offsets[g] : offsets[g + 1]] + offset, lengths[g]) for g in range(len(group))],
+                axis=0,
             )
         parts.append(summed)
         first = group[-1] + 1
