@@ -194,3 +194,12 @@ def test_huge_bounds_keep_the_sums_finite() -> None:
     )
     assert math.isfinite(res.low)
     assert math.isfinite(res.high)
+
+
+@pytest.mark.parametrize(("statistic", "options"), [("median", {}), ("mean", {"weights": "shared"})])
+def test_the_weight_matrix_path_does_not_depend_on_the_thread_count(statistic: str, options: dict[str, str]) -> None:
+    x = np.random.default_rng(18).lognormal(0, 1, 20_000).clip(0, 20)
+    kwargs = {"method": "blbquant", "budget": pf.PureDP(2.0), "bounds": (0, 20), "rng": 5, "R": 300, **options}
+    one = pf.confidence_interval(x, statistic, **kwargs)
+    two = pf.confidence_interval(x, statistic, workers=2, **kwargs)
+    assert (one.low, one.high, one.center) == (two.low, two.high, two.center)

@@ -21,8 +21,8 @@ The mean (a statistic with the ``mean`` trait) under the standard Laplace mechan
 when the weights are independent: each little bootstrap's multinomial weights are drawn one count at a time
 and only their weighted sum is kept, then the exact lattice noise is added (``_jit.mean_replicates``), all
 from one SFC64 stream seeded by the block's generator. The law of every root is the one of the generic path;
-its draws are not the same ones. Blocks then run on up to ``workers`` threads (each block has its own
-stream, so the roots do not depend on the thread count).
+its draws are not the same ones. On either path blocks run on up to ``workers`` threads (each block has
+its own generator, so the roots do not depend on the thread count).
 """
 
 from __future__ import annotations
@@ -117,9 +117,9 @@ def block_roots(
 
     ``blocks`` is the ``(s, b)`` matrix of the blocks' record values and ``block_values`` the statistic on
     each block. ``shared_rng`` set: one weight matrix for all blocks (see the module docstring). ``workers``
-    threads run the compiled mean path; ``bound`` is the public bound on ``|record|`` that decides whether
-    its sums need rescaling to stay finite (by default they are rescaled). ``advance`` is called once per
-    block done (a progress bar).
+    threads take the blocks (the roots do not depend on their number). ``bound`` is the public bound on
+    ``|record|`` that decides whether the compiled mean's sums need rescaling to stay finite (by default
+    they are rescaled). ``advance`` is called once per block done (a progress bar).
     """
     s, b = blocks.shape
     if estimator.compiled_mean is not None and shared_rng is None:
@@ -138,17 +138,31 @@ def block_roots(
     roots = np.empty((s, R), dtype=np.float64)
     order = np.argsort(blocks, axis=1, kind="stable")
     sorted_blocks = np.take_along_axis(blocks, order, axis=1)
-    for start, stop in _row_chunks(R, b):
-        rows = stop - start
-        shared = None if shared_rng is None else multinomial_counts(shared_rng, rows, b, n)
-        for j in range(s):
-            # Shared: a record keeps its weight column whatever its rank. Independent: the columns are
-            # exchangeable, so putting them in the sort order would not change their law.
-            weights = shared[:, order[j]] if shared is not None else multinomial_counts(block_rngs[j], rows, b, n)
-            estimates = estimator.estimate(sorted_blocks[j], weights, block_rngs[j])
-            roots[j, start:stop] = tau_n * (block_values[j] - estimates)
-            if advance is not None and stop == R:
-                advance()
+    lock = threading.Lock()
+    with ThreadPoolExecutor(max_workers=max(1, min(workers, s))) as pool:
+        for start, stop in _row_chunks(R, b):
+            rows = stop - start
+            shared = None if shared_rng is None else multinomial_counts(shared_rng, rows, b, n)
+
+            def run(j: int, start: int = start, stop: int = stop, shared: pp.Array | None = shared) -> None:
+                # Shared: a record keeps its weight column whatever its rank. Independent: the columns are
+                # exchangeable, so putting them in the sort order would not change their law. Each block
+                # draws from its own generator, so the roots do not depend on the threads.
+                if shared is not None:
+                    weights = shared[:, order[j]]
+                else:
+                    weights = multinomial_counts(block_rngs[j], stop - start, b, n)
+                estimates = estimator.estimate(sorted_blocks[j], weights, block_rngs[j])
+                roots[j, start:stop] = tau_n * (block_values[j] - estimates)
+                if advance is not None and stop == R:
+                    with lock:
+                        advance()
+
+            if workers <= 1 or s <= 1:
+                for j in range(s):
+                    run(j)
+            else:
+                list(pool.map(run, range(s)))
     return roots
 
 
