@@ -14,10 +14,10 @@ import numpy as np
 
 import privframe.plugin as pp
 
-__all__ = ["finite_weighted_mean"]
+__all__ = ["finite_weighted_mean", "headroom"]
 
 
-def _headroom(count: int) -> float:
+def headroom(count: int) -> float:
     """``2^-s`` with ``2^s >= 2 count``: a sum of ``count`` values scaled by it cannot overflow."""
     return math.ldexp(1.0, -(max(count, 1).bit_length() + 1))
 
@@ -28,6 +28,6 @@ def finite_weighted_mean(values: pp.Array, weights: pp.Array) -> pp.Array:
     means: pp.Array = (weights @ values) / weights.sum(axis=1)
     if np.all(np.isfinite(means)):
         return means
-    scale = _headroom(int(np.max(weights.sum(axis=1))))
+    scale = headroom(int(np.max(weights.sum(axis=1))))
     scaled: pp.Array = (weights @ (values * scale)) / weights.sum(axis=1) / scale
     return scaled

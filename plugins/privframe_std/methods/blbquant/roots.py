@@ -41,6 +41,7 @@ from privframe.privacy import noise
 from privframe_std.mechanisms.laplace import LaplaceMechanism
 from privframe_std.samplers._kernels import SMALL_RANGE, fast_stream, lemire_threshold
 from privframe_std.samplers.bootstrap import multinomial_counts, poisson_stage
+from privframe_std.statistics._finite import headroom
 
 __all__ = ["WeightedEstimator", "block_roots", "weighted_estimator"]
 
@@ -138,32 +139,48 @@ def block_roots(
     roots = np.empty((s, R), dtype=np.float64)
     order = np.argsort(blocks, axis=1, kind="stable")
     sorted_blocks = np.take_along_axis(blocks, order, axis=1)
-    lock = threading.Lock()
-    with ThreadPoolExecutor(max_workers=max(1, min(workers, s))) as pool:
-        for start, stop in _row_chunks(R, b):
-            rows = stop - start
-            shared = None if shared_rng is None else multinomial_counts(shared_rng, rows, b, n)
+    done = _locked(advance)
+    for start, stop in _row_chunks(R, b):
+        rows = stop - start
+        shared = None if shared_rng is None else multinomial_counts(shared_rng, rows, b, n)
 
-            def run(j: int, start: int = start, stop: int = stop, shared: pp.Array | None = shared) -> None:
-                # Shared: a record keeps its weight column whatever its rank. Independent: the columns are
-                # exchangeable, so putting them in the sort order would not change their law. Each block
-                # draws from its own generator, so the roots do not depend on the threads.
-                if shared is not None:
-                    weights = shared[:, order[j]]
-                else:
-                    weights = multinomial_counts(block_rngs[j], stop - start, b, n)
-                estimates = estimator.estimate(sorted_blocks[j], weights, block_rngs[j])
-                roots[j, start:stop] = tau_n * (block_values[j] - estimates)
-                if advance is not None and stop == R:
-                    with lock:
-                        advance()
-
-            if workers <= 1 or s <= 1:
-                for j in range(s):
-                    run(j)
+        def run(j: int, start: int = start, stop: int = stop, shared: pp.Array | None = shared) -> None:
+            # Shared: a record keeps its weight column whatever its rank. Independent: the columns are
+            # exchangeable, so putting them in the sort order would not change their law. Each block
+            # draws from its own generator, so the roots do not depend on the threads.
+            if shared is not None:
+                weights = shared[:, order[j]]
             else:
-                list(pool.map(run, range(s)))
+                weights = multinomial_counts(block_rngs[j], stop - start, b, n)
+            estimates = estimator.estimate(sorted_blocks[j], weights, block_rngs[j])
+            roots[j, start:stop] = tau_n * (block_values[j] - estimates)
+            if stop == R:
+                done()
+
+        _each_block(run, s, workers)
     return roots
+
+
+def _locked(advance: Callable[[], None] | None) -> Callable[[], None]:
+    """``advance`` made safe to call from several threads (nothing when None)."""
+    lock = threading.Lock()
+
+    def done() -> None:
+        if advance is not None:
+            with lock:
+                advance()
+
+    return done
+
+
+def _each_block(run: Callable[[int], None], s: int, workers: int) -> None:
+    """``run(j)`` for every block j, on up to ``workers`` threads."""
+    if workers <= 1 or s <= 1:
+        for j in range(s):
+            run(j)
+        return
+    with ThreadPoolExecutor(max_workers=min(workers, s)) as pool:
+        list(pool.map(run, range(s)))
 
 
 _DOUBLE_MAX = float(np.finfo(np.float64).max)
@@ -194,8 +211,8 @@ def _compiled_mean_roots(
     threshold = lemire_threshold(b, bits)
     # A weighted sum of n records is at most n * bound: scale by an exact power of two (no rounding changes)
     # where that could overflow, as finite_weighted_mean does.
-    headroom = 1.0 if bound * n < _DOUBLE_MAX / 2 else math.ldexp(1.0, -(n.bit_length() + 1))
-    values = np.ascontiguousarray(blocks, dtype=np.float64) * headroom
+    scale = 1.0 if bound * n < _DOUBLE_MAX / 2 else headroom(n)
+    values = np.ascontiguousarray(blocks, dtype=np.float64) * scale
     roots = np.empty((s, R), dtype=np.float64)
 
     def run(j: int) -> None:
@@ -209,21 +226,14 @@ def _compiled_mean_roots(
             stage is not None,
             bits,
             threshold,
-            1.0 / headroom,
+            1.0 / scale,
             plan.grid,
             plan.t,
             estimates,
         )
         roots[j] = tau_n * (block_values[j] - estimates)
-        if advance is not None:
-            with lock:
-                advance()
+        done()
 
-    lock = threading.Lock()
-    if workers <= 1 or s <= 1:
-        for j in range(s):
-            run(j)
-    else:
-        with ThreadPoolExecutor(max_workers=min(workers, s)) as pool:
-            list(pool.map(run, range(s)))
+    done = _locked(advance)
+    _each_block(run, s, workers)
     return roots
