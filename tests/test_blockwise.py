@@ -140,3 +140,69 @@ def test_a_part_drawn_into_a_buffer_holds_the_same_indices(sampler: str, small_b
     if sampler == "wor":
         with pytest.raises(pf.ConfigError, match="out"):
             plan.part(0, 0, out=np.empty(int(plan.counts(0, 0).sum()) + 1, dtype=np.intp))
+
+
+def _wor_plan(n: int, B: int, m: int, rng: int) -> Any:
+    from privframe.resampling.blocks import draw
+    from privframe_std.distributed.plan import draw_plan
+
+    sampler = pf.registry.create("sampler", "wor", B=B, m=m)
+    return draw_plan(sampler, draw(sampler, n, np.random.default_rng(rng)))
+
+
+@pytest.mark.parametrize(
+    ("n", "B", "m", "group"),
+    [
+        (5_500, 300, 900, 1 << 20),  # many rows per resample block
+        (5_500, 40, 4_900, 2_000),  # most of every block: complements; groups of a few resample blocks
+        (3_001, 9, 1_500, 1),  # one resample block per group; a short last data block
+    ],
+)
+def test_the_fused_data_block_call_draws_and_sums_what_the_parts_give(
+    n: int, B: int, m: int, group: int, small_blocks: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One compiled call per data block (streams seeded in compiled code) gives the doubles of the parts
+    drawn in Python and summed, for records at an offset too (a worker's own block)."""
+    from privframe_std.statistics.mean import Mean
+
+    monkeypatch.setattr(local, "GROUP_INDICES", group)
+    plan = _wor_plan(n, B, m, rng=n + B)
+    streams = local.plan_streams(plan)
+    assert streams is not None
+    x = np.round(np.random.default_rng(1).lognormal(size=n) * 2**20) / 2**20  # a dyadic grid: exact sums
+    statistic = Mean()
+    for j, (start, stop) in enumerate(plan.spans):
+        fused = local.block_resample_partials(statistic, x, 0, plan, j, streams)
+        with monkeypatch.context() as patch:
+            patch.setattr(local, "plan_streams", lambda plan: None)
+            parts = local.block_resample_partials(statistic, x, 0, plan, j, None)
+        assert fused.shape == (B, 1)
+        np.testing.assert_array_equal(fused, parts)
+        own = local.block_resample_partials(statistic, x[start:stop].copy(), start, plan, j)
+        np.testing.assert_array_equal(own, parts)
+        by_hand = np.array([x[index].sum() for index in _rows_of(plan, j)]) * 2.0**-64
+        np.testing.assert_array_equal(fused[:, 0], by_hand)
+
+
+def _rows_of(plan: Any, j: int) -> list[Any]:
+    rows = []
+    for i in range(len(plan.blocks)):
+        index, lengths = plan.part(i, j)
+        rows.extend(np.split(index, np.cumsum(lengths)[:-1]))
+    return rows
+
+
+def test_the_fused_call_leaves_overflowing_sums_to_the_rescaling_path(
+    small_blocks: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Sums that overflow (records near the largest double) come from the gathered path, which rescales:
+    the doubles of the parts path, finite."""
+    from privframe_std.statistics.mean import Mean
+
+    plan = _wor_plan(2_500, 20, 1_200, rng=3)
+    x = np.full(2_500, 1.5e308)
+    fused = local.block_resample_partials(Mean(), x, 0, plan, 0)
+    monkeypatch.setattr(local, "plan_streams", lambda plan: None)
+    parts = local.block_resample_partials(Mean(), x, 0, plan, 0)
+    assert np.isfinite(fused).all()
+    np.testing.assert_array_equal(fused, parts)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -23,10 +23,14 @@ from privframe.errors import DataError
 from privframe.plugin.evaluation import finite, guarded
 from privframe_std.distributed.plan import DrawPlan, IntArray, draw_plan, draws_blockwise
 from privframe_std.samplers._blocks import data_blocks
-from privframe_std.statistics._decompose import grouped_plain_sum_partials
+from privframe_std.statistics import _decompose
+from privframe_std.statistics._decompose import SCALE, grouped_plain_sum_partials
 from privframe_std.statistics.mean import Mean
 
-__all__ = ["block_resample_partials", "evaluate_resamples", "evaluates_blockwise"]
+if TYPE_CHECKING:
+    from privframe_std.distributed._fused import WorStreams
+
+__all__ = ["block_resample_partials", "evaluate_resamples", "evaluates_blockwise", "plan_streams"]
 
 
 def evaluates_blockwise(ctx: pp.RunContext[Any]) -> bool:
@@ -50,6 +54,7 @@ def evaluate_resamples(ctx: pp.RunContext[Any], resamples: pp.Resamples, dimensi
     assert isinstance(statistic, pp.DecomposableStatistic)
     x = ctx.data
     plan = draw_plan(ctx.sampler, resamples)
+    streams = plan_streams(plan) if type(ctx.statistic) is Mean and x.ndim == 1 else None
     spans = plan.spans
     bar = resamples.progress_bar(len(spans), unit="data blocks")
     lock = threading.Lock()
@@ -58,7 +63,7 @@ def evaluate_resamples(ctx: pp.RunContext[Any], resamples: pp.Resamples, dimensi
         out = []
         with np.errstate(**state):
             for j in range(first, stop):
-                out.append(_block_partials(statistic, x, plan, j))
+                out.append(_block_partials(statistic, x, plan, streams, j))
                 with lock:
                     bar.advance()
         return out
@@ -91,23 +96,50 @@ GROUP_INDICES = 1 << 20
 """Indices (8 MiB) of the resample blocks whose sums are taken together over one data block, a stretch at a time."""
 
 
-def _block_partials(statistic: pp.DecomposableStatistic, x: pp.Array, plan: DrawPlan, j: int) -> pp.Array:
+def _block_partials(
+    statistic: pp.DecomposableStatistic, x: pp.Array, plan: DrawPlan, streams: WorStreams | None, j: int
+) -> pp.Array:
     """The partials of data block j of every resample, ``(B, p)``, in row order (``x`` all the records)."""
-    return block_resample_partials(statistic, x, 0, plan, j)
+    return block_resample_partials(statistic, x, 0, plan, j, streams)
+
+
+def plan_streams(plan: DrawPlan) -> WorStreams | None:
+    """The resample blocks' streams for :func:`~privframe_std.distributed._fused.wor_block_sums`, where the
+    plan draws 'wor' rows over several data blocks; else None (public facts: the design and the seeds)."""
+    if plan.design.replace or any(block.counts is None for block in plan.blocks):
+        return None
+    from privframe_std.distributed._fused import wor_streams
+
+    return wor_streams([block.seed for block in plan.blocks], [block.rows for block in plan.blocks])
 
 
 def block_resample_partials(
-    statistic: pp.DecomposableStatistic, records: pp.Array, offset: int, plan: DrawPlan, j: int
+    statistic: pp.DecomposableStatistic,
+    records: pp.Array,
+    offset: int,
+    plan: DrawPlan,
+    j: int,
+    streams: WorStreams | None = None,
 ) -> pp.Array:
     """The partials of data block j of every resample, ``(B, p)``, in row order; ``records[i - offset]`` is
     record i (all of ``x`` with offset 0 in memory, the block's own records with its start on a worker).
 
-    The mean on scalars sums through the indices in compiled passes (no gathered copy), the rows of several
+    The mean on scalars of 'wor' resamples takes one compiled call for the whole data block, which draws
+    every resample's part and sums it (:func:`~privframe_std.distributed._fused.wor_block_sums`, with the
+    plan's ``streams`` from :func:`plan_streams`, computed here when not given). With replacement, the
+    mean on scalars sums through the indices in compiled passes (no gathered copy), the rows of several
     resample blocks together, a cache-sized stretch of the block at a time; each group's indices are drawn
     into one buffer reused for the whole data block. Any other decomposable statistic gets the gathered
     records. Either way the doubles are those of ``partial_batch`` on the gathered records.
     """
     start, stop = plan.spans[j]
+    if type(statistic) is Mean and records.ndim == 1:
+        if streams is None:
+            streams = plan_streams(plan)
+        if streams is not None:
+            fused = _fused_partials(records, offset, plan, j, streams)
+            if fused is not None:
+                return fused
 
     def gathered(index: IntArray, lengths: IntArray) -> pp.Array:
         return np.asarray(statistic.partial_batch(records[index - offset], lengths), dtype=np.float64)
@@ -144,3 +176,20 @@ def block_resample_partials(
         parts.append(summed)
         first = group[-1] + 1
     return np.concatenate(parts, axis=0)
+
+
+def _fused_partials(records: pp.Array, offset: int, plan: DrawPlan, j: int, streams: WorStreams) -> pp.Array | None:
+    """``(B, 1)`` partials ``SCALE * sum`` of data block j by one compiled call; None where a sum overflows
+    (the caller's gathered path then rescales: the same doubles as ``partial_batch``) or the records are not
+    contiguous doubles (the prepared mean's are)."""
+    from privframe_std.distributed._fused import wor_block_sums
+
+    start, stop = plan.spans[j]
+    if records.dtype != np.float64 or not records.flags.c_contiguous:
+        return None
+    counts = np.concatenate([plan.counts(i, j) for i in range(len(plan.blocks))]).astype(np.int64, copy=False)
+    sums = wor_block_sums(
+        streams, j, counts, stop - start, records, start - offset, GROUP_INDICES, _decompose.SUM_STRETCH
+    )
+    sums *= SCALE
+    return sums[:, np.newaxis] if bool(np.isfinite(sums).all()) else None
