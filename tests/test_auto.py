@@ -660,6 +660,8 @@ def test_a_merge_adds_the_cells_the_map_lacks_in_the_maps_order(tmp_path: Path) 
     assert merged.info["merged"][0]["labels"] == ["cr-gs"]
     assert merged.info["merged"][0]["added_cells"] == ["mean | n=600 | mu=2"]
     assert merged.info["measured"]["map_cells"] == 2
+    others = len(merged.cells[1].entries) - 1  # every label but cr-gs lacks its one variant at n = 600
+    assert merged.info["measured"]["unmeasured_measurements"] == others
     assert merged.info["n"] == [300, 600]
 
 

@@ -20,7 +20,7 @@ import math
 import re
 import statistics
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -271,6 +271,7 @@ def build_method_map(result: ExperimentResult, *, command: str | None = None) ->
             "missing_experiment_cells": meta.get("missing_cells", 0),
             "stopped_experiment_cells": meta.get("stopped_cells", 0),
             "map_cells": len(cells),
+            "unmeasured_measurements": _unmeasured(cells),
             "incomplete_map_cells": incomplete,
             "absent_map_cells": absent,
         },
@@ -402,11 +403,18 @@ def merge_method_maps(base: MethodMap, update: MethodMap, *, command: str | None
     if measured:
         where = {f"{c.statistic} | n={c.n} | {c.budget}": c for c in merged}
         measured["map_cells"] = len(merged)
+        measured["unmeasured_measurements"] = _unmeasured(merged)
         measured["absent_map_cells"] = [c for c in measured.get("absent_map_cells", []) if c not in where]
         measured["incomplete_map_cells"] = [name for name, c in where.items() if not c.complete]
         measured["complete"] = bool(measured.get("complete")) and not measured["incomplete_map_cells"]
         info["measured"] = measured
     return MethodMap(base.source, info, base.statistics, tuple(merged))
+
+
+def _unmeasured(cells: Sequence[MapCell]) -> int:
+    """How many (method, data variant) measurements the cells' entries still lack: unlike the experiment
+    run's own ``missing_experiment_cells``, this follows every merge."""
+    return sum(len(entry.missing) for cell in cells for entry in cell.entries)
 
 
 def _number(value: float | None, digits: int = 3) -> str:
