@@ -28,11 +28,8 @@ __all__ = ["WorStreams", "wor_streams", "wor_block_sums"]
 
 IntArray = npt.NDArray[np.int64]
 
-ONE = np.uint64(1)
 LOW32 = np.uint64(0xFFFFFFFF)
 HALF = np.uint64(32)
-SIX = np.uint64(6)
-SIXTY_THREE = np.uint64(63)
 
 
 @attrs.frozen(eq=False)
@@ -163,14 +160,7 @@ def _wor_block_sums(
                     for half in range(2):
                         if found == need:
                             break
-                        product = (word & LOW32 if half == 0 else word >> HALF) * scale
-                        if (product & LOW32) >= limit:
-                            value = product >> HALF
-                            slot = value >> SIX
-                            bit = ONE << (value & SIXTY_THREE)
-                            old = bitmap[slot]
-                            bitmap[slot] = old | bit
-                            found += np.int64((old & bit) == 0)
+                        found += _jit.mark_value(word & LOW32 if half == 0 else word >> HALF, scale, limit, bitmap)
                 _jit.emit_bits(bitmap, size, buffer, at, at + count, first, complement)
                 at += count
                 ends[r] = at

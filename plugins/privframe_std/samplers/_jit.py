@@ -80,6 +80,24 @@ def emit_bits(bitmap: Any, size: int, out: Any, at: Any, end: int, start: int, c
 
 
 @compiled
+def mark_value(half_word: Any, scale: Any, limit: Any, bitmap: Any) -> Any:
+    """Mark the value a 32-bit ``half_word`` gives in ``range(scale)`` in ``bitmap``; 1 where it is new.
+
+    The value is ``(half_word * scale) >> 32``, rejected (0, nothing marked) where ``(half_word * scale) mod
+    2^32 < limit`` (``limit = 2^32 mod scale``): exactly uniform values, as numpy's bounded integers.
+    """
+    product = half_word * scale
+    if (product & LOW32) < limit:
+        return np.int64(0)
+    value = product >> HALF
+    slot = value >> np.uint64(6)
+    bit = ONE << (value & np.uint64(63))
+    old = bitmap[slot]
+    bitmap[slot] = old | bit
+    return np.int64((old & bit) == 0)
+
+
+@compiled
 def distinct_prefix_rows(
     words: Any,
     k: Any,
@@ -120,14 +138,7 @@ def distinct_prefix_rows(
             for half in range(2):
                 if found == need:
                     break
-                product = (word & LOW32 if half == 0 else word >> HALF) * scale
-                if (product & LOW32) >= limit:
-                    value = product >> HALF
-                    slot = value >> np.uint64(6)
-                    bit = ONE << (value & np.uint64(63))
-                    old = bitmap[slot]
-                    bitmap[slot] = old | bit
-                    found += np.int64((old & bit) == 0)
+                found += mark_value(word & LOW32 if half == 0 else word >> HALF, scale, limit, bitmap)
         length = size - need if complement[row] else need
         emit_bits(bitmap, size, out, offsets[row], offsets[row] + length, start, complement[row])
         row += 1
