@@ -663,6 +663,15 @@ def test_a_merge_adds_the_cells_the_map_lacks_in_the_maps_order(tmp_path: Path) 
     others = len(merged.cells[1].entries) - 1  # every label but cr-gs lacks its one variant at n = 600
     assert merged.info["measured"]["unmeasured_measurements"] == others
     assert merged.info["n"] == [300, 600]
+    # blbquant refuses the GDP budget: a run of it at n = 600 fills its unmeasured entry with the refusal.
+    refusal = ["experiment", str(path), "--out", str(tmp_path / "refusal"), "--n", "600", "--methods", "blbquant"]
+    assert main([*refusal, "--write-map", str(target), "--merge"]) == 0
+    filled = {e.label: e for e in MethodMap.read(target).cells[1].entries}
+    assert filled["blbquant"].refused is not None
+    assert not filled["blbquant"].missing
+    assert not filled["blbquant"].candidate
+    assert filled["cr-gs"] == entries["cr-gs"]
+    assert MethodMap.read(target).info["measured"]["unmeasured_measurements"] == 0
 
 
 def _toml(config: dict[str, Any]) -> str:

@@ -324,7 +324,9 @@ def _ran(entry: MapEntry) -> bool:
 def merge_method_maps(base: MethodMap, update: MethodMap, *, command: str | None = None) -> MethodMap:
     """``base`` with the entries that ``update`` ran on every variant of their cell put in their place.
 
-    A partial rerun (``--methods`` naming some labels, their references kept) of the same experiment, seed
+    An entry the update refused on every variant replaces one ``base`` lists as not measured (a stage run
+    after the map, for a method the cell's budget rules out). A partial rerun (``--methods`` naming some
+    labels, their references kept) of the same experiment, seed
     and trials draws the same data and the same method randomness for every trial as a full run (the seeds
     depend only on the experiment, the seed, the cell and the trial), so the merged map is the map a full
     rerun would give, for the methods rerun. Each touched cell's entries are ranked again; the cells and
@@ -357,7 +359,9 @@ def merge_method_maps(base: MethodMap, update: MethodMap, *, command: str | None
         if fresh is None:
             merged.append(cell)
             continue
-        replace = {e.label: e for e in fresh.entries if _ran(e)}
+        unmeasured = {e.label for e in cell.entries if e.missing}
+        # A refusal replaces only an entry the map has not measured: elsewhere it would need no rerun.
+        replace = {e.label: e for e in fresh.entries if _ran(e) or (e.label in unmeasured and not e.missing)}
         known = {e.label for e in cell.entries}
         if not set(replace) <= known:
             unknown = ", ".join(sorted(set(replace) - known))
