@@ -321,19 +321,24 @@ def _ran(entry: MapEntry) -> bool:
     return not entry.missing and any(m.refused is None for m in entry.measurements)
 
 
+def _replaces(entry: MapEntry, old: MapEntry | None) -> bool:
+    """Whether an update's ``entry`` takes the place of the map's ``old`` one: it ran (:func:`_ran`), or it
+    is refused on every variant where the map has not measured ``old`` (the map must learn a refusal once)."""
+    return _ran(entry) or (not entry.missing and old is not None and bool(old.missing))
+
+
 def merge_method_maps(base: MethodMap, update: MethodMap, *, command: str | None = None) -> MethodMap:
     """``base`` with the entries that ``update`` ran on every variant of their cell put in their place.
 
-    An entry the update refused on every variant replaces one ``base`` lists as not measured (a stage run
-    after the map, for a method the cell's budget rules out). A partial rerun (``--methods`` naming some
-    labels, their references kept) of the same experiment, seed
+    A partial rerun (``--methods`` naming some labels, their references kept) of the same experiment, seed
     and trials draws the same data and the same method randomness for every trial as a full run (the seeds
     depend only on the experiment, the seed, the cell and the trial), so the merged map is the map a full
-    rerun would give, for the methods rerun. Each touched cell's entries are ranked again; the cells and
-    entries of ``base`` that the update does not cover stay as they are. A cell ``base`` lacks (a part of
-    the grid not run before) is added as the update has it, its other methods listed as not measured, as in
-    a partial map (``info["measured"]`` follows, and ``info["n"]`` lists every n the merged map holds). The
-    merge is recorded in
+    rerun would give, for the methods rerun. An entry the update refused on every variant replaces only one
+    ``base`` lists as not measured (a method the cell's budget rules out, run after the map was made).
+    Each touched cell's entries are ranked again; the cells and entries of ``base`` that the update does
+    not cover stay as they are. A cell ``base`` lacks (a part of the grid not run before) is added as the
+    update has it, its other methods listed as not measured, as in a partial map (``info["measured"]``
+    follows, and ``info["n"]`` lists every n the merged map holds). The merge is recorded in
     ``info["merged"]`` (command, date, labels, cells touched).
 
     Raises
@@ -359,12 +364,10 @@ def merge_method_maps(base: MethodMap, update: MethodMap, *, command: str | None
         if fresh is None:
             merged.append(cell)
             continue
-        unmeasured = {e.label for e in cell.entries if e.missing}
-        # A refusal replaces only an entry the map has not measured: elsewhere it would need no rerun.
-        replace = {e.label: e for e in fresh.entries if _ran(e) or (e.label in unmeasured and not e.missing)}
-        known = {e.label for e in cell.entries}
-        if not set(replace) <= known:
-            unknown = ", ".join(sorted(set(replace) - known))
+        held = {e.label: e for e in cell.entries}
+        replace = {e.label: e for e in fresh.entries if _replaces(e, held.get(e.label))}
+        if not set(replace) <= set(held):
+            unknown = ", ".join(sorted(set(replace) - set(held)))
             raise ConfigError(f"the map's cell has no method {unknown}", path="map.cells")
         if replace:
             touched += 1
