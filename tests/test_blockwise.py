@@ -57,9 +57,10 @@ def test_the_data_block_loop_gives_the_row_by_row_doubles(
 
     rows, untouched = _run(monkeypatch, False, interval)
     blockwise, blocks = _run(monkeypatch, True, interval)
-    threaded, _ = _run(monkeypatch, True, lambda: interval(workers=2))
+    threaded, pieces = _run(monkeypatch, True, lambda: interval(workers=2))
     assert untouched == 0
     assert blocks == 6
+    assert pieces == 12  # two threads: every data block's resample blocks in two runs
     assert blockwise == rows == threaded
 
 
@@ -182,6 +183,29 @@ def test_the_fused_data_block_call_draws_and_sums_what_the_parts_give(
         np.testing.assert_array_equal(own, parts)
         by_hand = np.array([x[index].sum() for index in _rows_of(plan, j)]) * 2.0**-64
         np.testing.assert_array_equal(fused[:, 0], by_hand)
+        for workers in (2, 3):  # a thread's run of resample blocks: those rows of the whole call
+            for piece_j, run in local._pieces(plan, workers):
+                if piece_j != j:
+                    continue
+                first, stop = (sum(block.rows for block in plan.blocks[:i]) for i in (run.start, run.stop))
+                alone = local.block_resample_partials(statistic, x, 0, plan, j, streams, run)
+                np.testing.assert_array_equal(alone, parts[first:stop])
+                with monkeypatch.context() as patch:
+                    patch.setattr(local, "plan_streams", lambda plan: None)
+                    drawn = local.block_resample_partials(statistic, x, 0, plan, j, None, run)
+                np.testing.assert_array_equal(drawn, parts[first:stop])
+
+
+def test_the_threads_runs_cut_the_resample_blocks_into_near_equal_rows(small_blocks: None) -> None:
+    plan = _wor_plan(5_500, 300, 900, rng=1)
+    assert [block.rows for block in plan.blocks] == [128, 128, 44]
+    pieces = local._pieces(plan, 2)
+    assert pieces[:2] == [(0, range(0, 1)), (0, range(1, 3))]  # 128 and 172 rows, not 256 and 44
+    assert [j for j, _ in pieces] == [j for j in range(len(plan.spans)) for _ in range(2)]
+    assert local._pieces(plan, 1) == [(j, range(3)) for j in range(len(plan.spans))]
+    assert local._pieces(plan, 5) == [(j, range(i, i + 1)) for j in range(len(plan.spans)) for i in range(3)]
+    one_block = _wor_plan(3_001, 9, 1_500, rng=1)
+    assert local._pieces(one_block, 2) == [(j, range(1)) for j in range(len(one_block.spans))]
 
 
 def _rows_of(plan: Any, j: int) -> list[Any]:

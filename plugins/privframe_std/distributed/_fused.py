@@ -19,6 +19,7 @@ import attrs
 import numpy as np
 import numpy.typing as npt
 
+from privframe.errors import ConfigError
 from privframe_std._compiled import compiled
 from privframe_std.samplers import _jit
 from privframe_std.samplers._pcg import entropy_prefix, pcg64_next, seed_pcg64
@@ -83,18 +84,26 @@ def wor_block_sums(
     first: int,
     group_indices: int,
     stretch: int,
+    resample_blocks: range | None = None,
 ) -> npt.NDArray[np.float64]:
     """Each row's plain sum of ``x`` over its indices in data block ``block`` (``counts[r]`` of them, a
-    uniform subset of the block's ``size`` records, which are ``x[first:first + size]``), unscaled, ``(B,)``.
+    uniform subset of the block's ``size`` records, which are ``x[first:first + size]``), unscaled.
 
-    The indices are those ``DrawPlan.part`` draws for 'wor', the sums those of ``grouped_row_sums`` over
-    them. Resample blocks are taken together until they hold ``group_indices`` indices.
+    The rows are those of ``resample_blocks`` (a step-1 range of the plan's resample blocks; all of them by
+    default), ``counts`` theirs in order. The indices are those ``DrawPlan.part`` draws for 'wor', the sums
+    those of ``grouped_row_sums`` over them: a row's sum depends only on its own indices, so any range
+    gives the rows the doubles the whole call gives them. Resample blocks are taken together until they
+    hold ``group_indices`` indices.
     """
-    rows = counts.shape[0]
-    largest = 0
     starts = streams.row_starts
-    for i in range(starts.shape[0] - 1):
-        largest = max(largest, int(counts[starts[i] : starts[i + 1]].sum()))
+    chosen = range(starts.shape[0] - 1) if resample_blocks is None else resample_blocks
+    rows = counts.shape[0]
+    if rows != int(starts[chosen.stop] - starts[chosen.start]):
+        raise ConfigError("counts must hold one entry per row of the chosen resample blocks", path="counts")
+    row0 = int(starts[chosen.start])
+    largest = 0
+    for i in chosen:
+        largest = max(largest, int(counts[starts[i] - row0 : starts[i + 1] - row0].sum()))
     buffer = np.empty(max(group_indices + largest, 1), dtype=np.intp)
     bitmap = np.zeros((size + 63) >> 6, dtype=np.uint64)
     out = np.empty(rows)
@@ -104,6 +113,8 @@ def wor_block_sums(
         streams.lengths,
         streams.pool_size,
         starts,
+        chosen.start,
+        chosen.stop,
         block,
         counts,
         size,
@@ -125,6 +136,8 @@ def _wor_block_sums(
     lengths: Any,
     pool_size: int,
     row_starts: Any,
+    first_block: int,
+    stop_block: int,
     block: int,
     counts: Any,
     size: int,
@@ -141,16 +154,16 @@ def _wor_block_sums(
     limit = np.uint64(((1 << 32) - size) % size)
     mixer = np.empty(pool_size, dtype=np.uint64)
     state = np.empty(4, dtype=np.uint64)
-    blocks = row_starts.shape[0] - 1
-    i = 0
-    while i < blocks:
-        group_first_row = row_starts[i]
+    row0 = row_starts[first_block]
+    i = first_block
+    while i < stop_block:
+        group_first_row = row_starts[i] - row0
         at = 0
         g = i
         while True:
             seed_pcg64(prefixes[g], lengths[g], block, pool_size, mixer, state)
             hi, lo, inc_hi, inc_lo = state[0], state[1], state[2], state[3]
-            for r in range(row_starts[g], row_starts[g + 1]):
+            for r in range(row_starts[g] - row0, row_starts[g + 1] - row0):
                 count = counts[r]
                 complement = 2 * count > size
                 need = size - count if complement else count
@@ -165,9 +178,9 @@ def _wor_block_sums(
                 at += count
                 ends[r] = at
             g += 1
-            if not (at < group_indices and g < blocks):  # the group holds enough indices, or all blocks
+            if not (at < group_indices and g < stop_block):  # the group holds enough indices, or all blocks
                 break
-        group_last_row = row_starts[g]
+        group_last_row = row_starts[g] - row0
         group_ends = ends[group_first_row:group_last_row]
         _sums.grouped_row_sums(
             x,

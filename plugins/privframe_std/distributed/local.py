@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -56,32 +57,35 @@ def evaluate_resamples(ctx: pp.RunContext[Any], resamples: pp.Resamples, dimensi
     plan = draw_plan(ctx.sampler, resamples)
     streams = plan_streams(plan) if type(ctx.statistic) is Mean and x.ndim == 1 else None
     spans = plan.spans
-    bar = resamples.progress_bar(len(spans), unit="data blocks")
-    lock = threading.Lock()
-
-    def run(first: int, stop: int) -> list[pp.Array]:
-        out = []
-        with np.errstate(**state):
-            for j in range(first, stop):
-                out.append(_block_partials(statistic, x, plan, streams, j))
-                with lock:
-                    bar.advance()
-        return out
-
-    state = np.geterr()  # worker threads do not inherit the caller's floating-point error state
     workers = min(resamples.workers, len(spans))
-    per_task = -(-len(spans) // workers)
-    starts = range(0, len(spans), per_task)
+    pieces = _pieces(plan, workers)
+    bar = resamples.progress_bar(len(pieces), unit="block parts")
+    lock = threading.Lock()
+    state = np.geterr()  # worker threads do not inherit the caller's floating-point error state
+
+    def run(piece: tuple[int, range]) -> pp.Array:
+        with np.errstate(**state):
+            part = _block_partials(statistic, x, plan, streams, piece[0], piece[1])
+        with lock:
+            bar.advance()
+        return part
+
     try:
         with guarded("statistic", statistic.name, "partial_batch"):
             if workers <= 1:
-                partials = run(0, len(spans))
+                parts = [run(piece) for piece in pieces]
             else:
+                # Threads take the pieces in order as they free up, so a short last data block does not
+                # leave one thread idle; the pieces come back in order whatever took them.
                 with ThreadPoolExecutor(max_workers=workers) as pool:
-                    runs = pool.map(lambda a: run(a, min(a + per_task, len(spans))), starts)
-                    partials = [part for chunk in runs for part in chunk]
+                    parts = list(pool.map(run, pieces))
     finally:
         bar.close()
+    per_block = len(pieces) // len(spans)
+    partials = [
+        np.concatenate(parts[j * per_block : (j + 1) * per_block], axis=0) if per_block > 1 else parts[j]
+        for j in range(len(spans))
+    ]
     with guarded("statistic", statistic.name, "combine"):
         theta_star = np.asarray(statistic.combine(partials, resamples.m), dtype=np.float64)
     if theta_star.shape != (resamples.B, dimension):
@@ -96,11 +100,32 @@ GROUP_INDICES = 1 << 20
 """Indices (8 MiB) of the resample blocks whose sums are taken together over one data block, a stretch at a time."""
 
 
+def _pieces(plan: DrawPlan, workers: int) -> list[tuple[int, range]]:
+    """The threads' tasks: each data block with its resample blocks cut into ``workers`` runs of about
+    equal rows (the whole block's rows with one worker), data block by data block (public facts only).
+
+    Cutting every data block, not handing each thread a run of whole blocks, keeps the threads' work equal
+    where the data blocks are few and the last one short (n = 1e7 has 9.5 blocks' worth of records in 10).
+    """
+    blocks = len(plan.blocks)
+    cuts = min(max(workers, 1), blocks)
+    rows = np.cumsum([0] + [block.rows for block in plan.blocks])
+    nearest = (int(np.abs(rows - rows[-1] * k / cuts).argmin()) for k in range(1, cuts))
+    runs = [range(lo, hi) for lo, hi in pairwise(sorted({0, *nearest, blocks}))]
+    return [(j, run) for j in range(len(plan.spans)) for run in runs]
+
+
 def _block_partials(
-    statistic: pp.DecomposableStatistic, x: pp.Array, plan: DrawPlan, streams: WorStreams | None, j: int
+    statistic: pp.DecomposableStatistic,
+    x: pp.Array,
+    plan: DrawPlan,
+    streams: WorStreams | None,
+    j: int,
+    resample_blocks: range | None = None,
 ) -> pp.Array:
-    """The partials of data block j of every resample, ``(B, p)``, in row order (``x`` all the records)."""
-    return block_resample_partials(statistic, x, 0, plan, j, streams)
+    """The partials of data block j of the rows of ``resample_blocks`` (all by default), ``(rows, p)``, in
+    row order (``x`` all the records)."""
+    return block_resample_partials(statistic, x, 0, plan, j, streams, resample_blocks)
 
 
 def plan_streams(plan: DrawPlan) -> WorStreams | None:
@@ -120,9 +145,12 @@ def block_resample_partials(
     plan: DrawPlan,
     j: int,
     streams: WorStreams | None = None,
+    resample_blocks: range | None = None,
 ) -> pp.Array:
     """The partials of data block j of every resample, ``(B, p)``, in row order; ``records[i - offset]`` is
     record i (all of ``x`` with offset 0 in memory, the block's own records with its start on a worker).
+    With ``resample_blocks`` (a step-1 range of the plan's resample blocks), only their rows, ``(rows, p)``:
+    the rows the whole call gives them, the same doubles.
 
     The mean on scalars of 'wor' resamples takes one compiled call for the whole data block, which draws
     every resample's part and sums it (:func:`~privframe_std.distributed._fused.wor_block_sums`, with the
@@ -133,11 +161,12 @@ def block_resample_partials(
     records. Either way the doubles are those of ``partial_batch`` on the gathered records.
     """
     start, stop = plan.spans[j]
+    chosen = range(len(plan.blocks)) if resample_blocks is None else resample_blocks
     if type(statistic) is Mean and records.ndim == 1:
         if streams is None:
             streams = plan_streams(plan)
         if streams is not None:
-            fused = _fused_partials(records, offset, plan, j, streams)
+            fused = _fused_partials(records, offset, plan, j, streams, chosen)
             if fused is not None:
                 return fused
 
@@ -145,17 +174,17 @@ def block_resample_partials(
         return np.asarray(statistic.partial_batch(records[index - offset], lengths), dtype=np.float64)
 
     if not (type(statistic) is Mean and records.ndim == 1):
-        return np.concatenate([gathered(*plan.part(i, j)) for i in range(len(plan.blocks))], axis=0)
+        return np.concatenate([gathered(*plan.part(i, j)) for i in chosen], axis=0)
     parts: list[pp.Array] = []
-    sizes = [int(plan.counts(i, j).sum()) for i in range(len(plan.blocks))]
-    buffer = np.empty(max(GROUP_INDICES + max(sizes, default=0), 1), dtype=np.intp)
-    first = 0
-    while first < len(plan.blocks):
+    sizes = {i: int(plan.counts(i, j).sum()) for i in chosen}
+    buffer = np.empty(max(GROUP_INDICES + max(sizes.values(), default=0), 1), dtype=np.intp)
+    first = chosen.start
+    while first < chosen.stop:
         # The parts of a group are drawn into one buffer, reused for every group of the data block: no
         # concatenated copy of the indices, no fresh allocation a part.
         group = [first]
         held = sizes[first]
-        while held < GROUP_INDICES and group[-1] + 1 < len(plan.blocks):
+        while held < GROUP_INDICES and group[-1] + 1 < chosen.stop:
             group.append(group[-1] + 1)
             held += sizes[group[-1]]
         at = 0
@@ -178,8 +207,11 @@ def block_resample_partials(
     return np.concatenate(parts, axis=0)
 
 
-def _fused_partials(records: pp.Array, offset: int, plan: DrawPlan, j: int, streams: WorStreams) -> pp.Array | None:
-    """``(B, 1)`` partials ``SCALE * sum`` of data block j by one compiled call; None where a sum overflows
+def _fused_partials(
+    records: pp.Array, offset: int, plan: DrawPlan, j: int, streams: WorStreams, chosen: range
+) -> pp.Array | None:
+    """``(rows, 1)`` partials ``SCALE * sum`` of data block j for the rows of the resample blocks ``chosen``
+    by one compiled call; None where a sum overflows
     (the caller's gathered path then rescales: the same doubles as ``partial_batch``) or the records are not
     contiguous doubles (the prepared mean's are)."""
     from privframe_std.distributed._fused import wor_block_sums
@@ -187,9 +219,9 @@ def _fused_partials(records: pp.Array, offset: int, plan: DrawPlan, j: int, stre
     start, stop = plan.spans[j]
     if records.dtype != np.float64 or not records.flags.c_contiguous:
         return None
-    counts = np.concatenate([plan.counts(i, j) for i in range(len(plan.blocks))]).astype(np.int64, copy=False)
+    counts = np.concatenate([plan.counts(i, j) for i in chosen]).astype(np.int64, copy=False)
     sums = wor_block_sums(
-        streams, j, counts, stop - start, records, start - offset, GROUP_INDICES, _decompose.SUM_STRETCH
+        streams, j, counts, stop - start, records, start - offset, GROUP_INDICES, _decompose.SUM_STRETCH, chosen
     )
     sums *= SCALE
     return sums[:, np.newaxis] if bool(np.isfinite(sums).all()) else None
