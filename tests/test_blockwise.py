@@ -64,7 +64,7 @@ def test_the_data_block_loop_gives_the_row_by_row_doubles(
     assert blockwise == rows == threaded
 
 
-def test_the_vector_mean_takes_the_gathered_partials_with_the_same_doubles(
+def test_the_vector_mean_sums_its_columns_blockwise_with_the_same_doubles(
     small_blocks: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     x = np.random.default_rng(4).normal(size=(3_200, 3))
@@ -78,6 +78,14 @@ def test_the_vector_mean_takes_the_gathered_partials_with_the_same_doubles(
     blockwise, blocks = _run(monkeypatch, True, region)
     assert blocks == 4
     assert blockwise == rows
+    columns = []
+    found = local._mean_columns
+    monkeypatch.setattr(local, "_mean_columns", lambda *args: columns.append(found(*args)) or columns[-1])
+    assert _run(monkeypatch, True, region)[0] == rows
+    assert columns
+    assert all(found is not None and len(found) == 3 for found in columns)  # column by column
+    monkeypatch.setattr(local, "_mean_columns", lambda *args: None)  # the gathered rows: the same doubles
+    assert _run(monkeypatch, True, region)[0] == rows
 
 
 def test_one_data_block_and_other_samplers_keep_the_row_path(

@@ -82,3 +82,27 @@ def test_one_data_block_with_numba_loaded_sums_a_stretch_at_a_time_with_numpys_d
     compiled = decomposed_batch(statistic, x, index, plain_sums=True)
     assert calls == [1]
     assert np.array_equal(compiled, decomposed_batch(statistic, x, index))
+
+
+@pytest.mark.parametrize("n", [300_000, 2 * DATA_BLOCK + 999])  # one data block (numba loaded), three
+@pytest.mark.parametrize("ordered", [True, False])
+def test_vector_means_are_summed_column_by_column_with_the_gathered_rows_doubles(n: int, ordered: bool) -> None:
+    """The prepared vector mean is column-major, and its resample sums read one coordinate's column at a time
+    through the indices (no gathered rows): the doubles of numpy's gather and sum of the rows."""
+    import numba  # noqa: F401 (loaded, as the sampler loads it for large rows)
+
+    statistic, rng = Mean(), np.random.default_rng(13)
+    x = statistic.prepare(rng.standard_t(3, size=(n, 3)) * 2.0, pf.plugin.L2Ball(6.0))
+    assert x.flags.f_contiguous
+    assert not x.flags.c_contiguous
+    index = rng.integers(0, n, size=(7, 40_000))
+    if ordered:
+        index.sort(axis=1)
+    compiled = decomposed_batch(statistic, x, index.copy(), plain_sums=True)
+    gathered = decomposed_batch(statistic, np.ascontiguousarray(x), index.copy(), plain_sums=True)  # row-major
+    general = decomposed_batch(statistic, x, index.copy())
+    assert compiled.shape == (7, 3)
+    assert np.array_equal(compiled, gathered)
+    assert np.array_equal(compiled, general)
+    by_hand = np.stack([x[row].sum(axis=0) for row in index]) / index.shape[1]
+    np.testing.assert_allclose(compiled, by_hand, rtol=1e-12)

@@ -173,7 +173,9 @@ def block_resample_partials(
     def gathered(index: IntArray, lengths: IntArray) -> pp.Array:
         return np.asarray(statistic.partial_batch(records[index - offset], lengths), dtype=np.float64)
 
-    if not (type(statistic) is Mean and records.ndim == 1):
+    # Vectors of the prepared mean are laid out column by column: each coordinate is summed as a scalar is.
+    columns = _mean_columns(statistic, records)
+    if columns is None:
         return np.concatenate([gathered(*plan.part(i, j)) for i in chosen], axis=0)
     parts: list[pp.Array] = []
     sizes = {i: int(plan.counts(i, j).sum()) for i in chosen}
@@ -195,7 +197,11 @@ def block_resample_partials(
         index, lengths_all = buffer[:at], np.concatenate(lengths)
         if offset:
             index -= offset  # in place: positions in ``records``
-        summed = grouped_plain_sum_partials(records, index, lengths_all, start - offset, stop - offset)
+        sums = [
+            grouped_plain_sum_partials(column, index, lengths_all, start - offset, stop - offset) for column in columns
+        ]
+        found = [part for part in sums if part is not None]
+        summed: pp.Array | None = np.concatenate(found, axis=1) if len(found) == len(sums) else None
         if summed is None:
             offsets = np.cumsum([0] + [sizes[i] for i in group])
             summed = np.concatenate(
@@ -205,6 +211,18 @@ def block_resample_partials(
         parts.append(summed)
         first = group[-1] + 1
     return np.concatenate(parts, axis=0)
+
+
+def _mean_columns(statistic: pp.DecomposableStatistic, records: pp.Array) -> list[pp.Array] | None:
+    """The contiguous columns the mean's compiled sums read: ``[records]`` for scalars, each coordinate of
+    column-major vectors (the prepared mean's layout); None for any other statistic or layout (gathered)."""
+    if type(statistic) is not Mean or records.dtype != np.float64:
+        return None
+    if records.ndim == 1:
+        return [records]
+    if records.ndim == 2 and records.flags.f_contiguous:
+        return [records[:, c] for c in range(records.shape[1])]
+    return None
 
 
 def _fused_partials(

@@ -130,14 +130,17 @@ def decomposed_batch(
     (a decomposable statistic is symmetric in the records of a resample).
 
     ``plain_sums=True`` says that the statistic's partial of a block is ``SCALE`` times the plain sum of its
-    one-dimensional values, exact in any order (the mean on its public grid): the sums are then taken by one
-    compiled pass over the rows, with no gathered copy (:func:`~privframe_std.statistics._sums.block_row_sums`),
-    and come out the same doubles. A single data block keeps numpy's gather and sum unless numba is
-    loaded already (then :func:`grouped_plain_sum_partials`), so a small interval loads no numba.
+    values (of each coordinate, for vectors ``(n, d)``), exact in any order (the mean on its public grid):
+    the sums are then taken by one compiled pass over the rows, with no gathered copy
+    (:func:`~privframe_std.statistics._sums.block_row_sums`, ``block_row_vector_sums``), and come out the
+    same doubles. A single data block keeps numpy's gather and sum unless numba is loaded already (then
+    :func:`grouped_plain_sum_partials`, or the vectors' pass), so a small interval loads no numba.
     """
     rows, m = index.shape
     blocks = data_blocks(x.shape[0])
-    if plain_sums and x.ndim == 1 and len(blocks) > 1:  # one block: numpy's gather and sum, no numba load
+    if plain_sums and x.ndim in (1, 2) and (len(blocks) > 1 or (x.ndim == 2 and "numba" in sys.modules)):
+        # One block of scalars: numpy's gather and sum (no numba load); vectors gather rows slowly in numpy
+        # (about 60 ns a row), so they take the compiled pass whenever numba is loaded already.
         summed = _plain_sum_partials(x, index)
         if summed is not None:
             return statistic.combine(summed, m)
@@ -161,21 +164,36 @@ def decomposed_batch(
 
 
 def _plain_sum_partials(x: pp.Array, index: pp.IndexMatrix) -> list[pp.Array] | None:
-    """The partials ``SCALE * sum`` of every data block, ``(rows, 1)`` each, from one compiled pass; None
-    where a sum overflows (the caller then takes the general path, which rescales) or a row has
-    :data:`EXACT_RUN` or more indices in one data block (possible with replacement only; the general path
-    sums such a run in exact pieces). Both tests read the indices' shape or the sums, never a record alone."""
+    """The partials ``SCALE * sum`` of every data block, ``(rows, 1)`` each for scalars and ``(rows, d)`` for
+    vectors ``(n, d)``, from one compiled pass; None where a sum overflows (the caller then takes the general
+    path, which rescales) or a row has :data:`EXACT_RUN` or more indices in one data block (possible with
+    replacement only; the general path sums such a run in exact pieces). Both tests read the indices' shape
+    or the sums, never a record alone."""
     from privframe_std.statistics import _sums
 
     index, cuts = cut_at_data_blocks(index, x.shape[0])
     if int(np.diff(cuts, axis=1).max()) >= EXACT_RUN:
         return None
+    if x.ndim == 2:
+        if not _columns_contiguous(x):
+            return None
+        vectors = np.empty((x.shape[1], cuts.shape[1] - 1, index.shape[0]))
+        for c in range(x.shape[1]):
+            _sums.block_row_sums(x[:, c], index, cuts, vectors[c])
+        vectors *= SCALE
+        return list(np.moveaxis(vectors, 0, 2)) if bool(np.isfinite(vectors).all()) else None
     sums = np.empty((cuts.shape[1] - 1, index.shape[0]))
     _sums.block_row_sums(np.ascontiguousarray(x, dtype=np.float64), index, cuts, sums)
     sums *= SCALE
     if not np.isfinite(sums).all():
         return None
     return [row[:, np.newaxis] for row in sums]
+
+
+def _columns_contiguous(x: pp.Array) -> bool:
+    """Whether each coordinate of vector records ``(n, d)`` is one contiguous column of doubles (the
+    prepared mean's layout, :meth:`~privframe_std.statistics.mean.Mean.prepare`)."""
+    return x.dtype == np.float64 and x.flags.f_contiguous
 
 
 SUM_STRETCH = 1 << 16

@@ -85,8 +85,10 @@ class Mean:
             if x.shape[1] > MAX_DIMENSION:
                 raise ConfigError(f"vector records of more than {MAX_DIMENSION} coordinates", path="x")
             clipped = pp.L2Ball(bounds.radius * (1.0 - 2.0**-20)).clip(x)
-        # In place on the clipped copy (a fresh array): at n = 1e8 each temporary is 800 MB.
-        rounded: pp.Array = np.asarray(clipped, dtype=np.float64)
+        # In place on the clipped copy (a fresh array): at n = 1e8 each temporary is 800 MB. Vectors are laid
+        # out column by column: the resample sums read one coordinate's column at a time through the indices
+        # (a gathered row of a row-major array costs about 30 ns, a column read 1.5 ns an index).
+        rounded: pp.Array = np.asarray(clipped, dtype=np.float64) if x.ndim == 1 else np.asfortranarray(clipped)
         np.divide(rounded, step, out=rounded)
         np.rint(rounded, out=rounded)
         np.multiply(rounded, step, out=rounded)  # exact: a power of two
