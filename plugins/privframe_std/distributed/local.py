@@ -157,8 +157,9 @@ def block_resample_partials(
     plan's ``streams`` from :func:`plan_streams`, computed here when not given). With replacement, the
     mean on scalars sums through the indices in compiled passes (no gathered copy), the rows of several
     resample blocks together, a cache-sized stretch of the block at a time; each group's indices are drawn
-    into one buffer reused for the whole data block. Any other decomposable statistic gets the gathered
-    records. Either way the doubles are those of ``partial_batch`` on the gathered records.
+    into one buffer reused for the whole data block. The mean on column-major vectors (as prepared) takes
+    the same passes one coordinate's column at a time, with either sampler. Any other decomposable statistic
+    gets the gathered records. Either way the doubles are those of ``partial_batch`` on the gathered records.
     """
     start, stop = plan.spans[j]
     chosen = range(len(plan.blocks)) if resample_blocks is None else resample_blocks
