@@ -79,12 +79,12 @@ def test_the_vector_mean_sums_its_columns_blockwise_with_the_same_doubles(
     assert blocks == 4
     assert blockwise == rows
     columns = []
-    found = local._mean_columns
-    monkeypatch.setattr(local, "_mean_columns", lambda *args: columns.append(found(*args)) or columns[-1])
+    found = local.plain_sum_columns
+    monkeypatch.setattr(local, "plain_sum_columns", lambda *args: columns.append(found(*args)) or columns[-1])
     assert _run(monkeypatch, True, region)[0] == rows
     assert columns
     assert all(found is not None and len(found) == 3 for found in columns)  # column by column
-    monkeypatch.setattr(local, "_mean_columns", lambda *args: None)  # the gathered rows: the same doubles
+    monkeypatch.setattr(local, "plain_sum_columns", lambda *args: None)  # the gathered rows: the same doubles
     assert _run(monkeypatch, True, region)[0] == rows
 
 

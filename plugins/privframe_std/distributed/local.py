@@ -25,7 +25,7 @@ from privframe.plugin.evaluation import finite, guarded
 from privframe_std.distributed.plan import DrawPlan, IntArray, draw_plan, draws_blockwise
 from privframe_std.samplers._blocks import data_blocks
 from privframe_std.statistics import _decompose
-from privframe_std.statistics._decompose import SCALE, grouped_plain_sum_partials
+from privframe_std.statistics._decompose import SCALE, grouped_plain_sum_partials, plain_sum_columns
 from privframe_std.statistics.mean import Mean
 
 if TYPE_CHECKING:
@@ -175,7 +175,7 @@ def block_resample_partials(
         return np.asarray(statistic.partial_batch(records[index - offset], lengths), dtype=np.float64)
 
     # Vectors of the prepared mean are laid out column by column: each coordinate is summed as a scalar is.
-    columns = _mean_columns(statistic, records)
+    columns = plain_sum_columns(records) if type(statistic) is Mean else None
     if columns is None:
         return np.concatenate([gathered(*plan.part(i, j)) for i in chosen], axis=0)
     parts: list[pp.Array] = []
@@ -212,18 +212,6 @@ def block_resample_partials(
         parts.append(summed)
         first = group[-1] + 1
     return np.concatenate(parts, axis=0)
-
-
-def _mean_columns(statistic: pp.DecomposableStatistic, records: pp.Array) -> list[pp.Array] | None:
-    """The contiguous columns the mean's compiled sums read: ``[records]`` for scalars, each coordinate of
-    column-major vectors (the prepared mean's layout); None for any other statistic or layout (gathered)."""
-    if type(statistic) is not Mean or records.dtype != np.float64:
-        return None
-    if records.ndim == 1:
-        return [records]
-    if records.ndim == 2 and records.flags.f_contiguous:
-        return [records[:, c] for c in range(records.shape[1])]
-    return None
 
 
 def _fused_partials(

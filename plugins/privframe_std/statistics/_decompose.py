@@ -25,6 +25,7 @@ __all__ = [
     "decomposed_batch",
     "decomposed_full",
     "grouped_plain_sum_partials",
+    "plain_sum_columns",
     "segment_sums",
 ]
 
@@ -132,9 +133,10 @@ def decomposed_batch(
     ``plain_sums=True`` says that the statistic's partial of a block is ``SCALE`` times the plain sum of its
     values (of each coordinate, for vectors ``(n, d)``), exact in any order (the mean on its public grid):
     the sums are then taken by one compiled pass over the rows, with no gathered copy
-    (:func:`~privframe_std.statistics._sums.block_row_sums`, ``block_row_vector_sums``), and come out the
-    same doubles. A single data block keeps numpy's gather and sum unless numba is loaded already (then
-    :func:`grouped_plain_sum_partials`, or the vectors' pass), so a small interval loads no numba.
+    (:func:`~privframe_std.statistics._sums.block_row_sums`, on each column of column-major vectors), and
+    come out the same doubles. A single data block keeps numpy's gather and sum unless numba is loaded
+    already (then :func:`grouped_plain_sum_partials`, or the vectors' columns), so a small interval loads no
+    numba.
     """
     rows, m = index.shape
     blocks = data_blocks(x.shape[0])
@@ -175,11 +177,12 @@ def _plain_sum_partials(x: pp.Array, index: pp.IndexMatrix) -> list[pp.Array] | 
     if int(np.diff(cuts, axis=1).max()) >= EXACT_RUN:
         return None
     if x.ndim == 2:
-        if not _columns_contiguous(x):
+        columns = plain_sum_columns(x)
+        if columns is None:
             return None
-        vectors = np.empty((x.shape[1], cuts.shape[1] - 1, index.shape[0]))
-        for c in range(x.shape[1]):
-            _sums.block_row_sums(x[:, c], index, cuts, vectors[c])
+        vectors = np.empty((len(columns), cuts.shape[1] - 1, index.shape[0]))
+        for column, out in zip(columns, vectors, strict=True):
+            _sums.block_row_sums(column, index, cuts, out)
         vectors *= SCALE
         return list(np.moveaxis(vectors, 0, 2)) if bool(np.isfinite(vectors).all()) else None
     sums = np.empty((cuts.shape[1] - 1, index.shape[0]))
@@ -190,10 +193,17 @@ def _plain_sum_partials(x: pp.Array, index: pp.IndexMatrix) -> list[pp.Array] | 
     return [row[:, np.newaxis] for row in sums]
 
 
-def _columns_contiguous(x: pp.Array) -> bool:
-    """Whether each coordinate of vector records ``(n, d)`` is one contiguous column of doubles (the
-    prepared mean's layout, :meth:`~privframe_std.statistics.mean.Mean.prepare`)."""
-    return x.dtype == np.float64 and x.flags.f_contiguous
+def plain_sum_columns(x: pp.Array) -> list[pp.Array] | None:
+    """The contiguous columns of doubles the compiled plain sums read: ``[x]`` for scalars, each coordinate
+    of column-major vectors ``(n, d)`` (the prepared mean's layout,
+    :meth:`~privframe_std.statistics.mean.Mean.prepare`); None for any other dtype or layout."""
+    if x.dtype != np.float64:
+        return None
+    if x.ndim == 1:
+        return [x]
+    if x.ndim == 2 and x.flags.f_contiguous:
+        return [x[:, c] for c in range(x.shape[1])]
+    return None
 
 
 SUM_STRETCH = 1 << 16
