@@ -295,6 +295,29 @@ def test_a_variant_not_measured_is_no_candidate() -> None:
     assert "not measured on b" in pf.pipeline.methodmap.excluded_reason(entry, 0.9)
 
 
+@pytest.mark.parametrize(
+    ("measured", "settled"),
+    [
+        ([("a", 100)], False),  # passes on a, b not run: b could still make it a candidate
+        ([("a", 80)], True),  # fails on a (below 0.84 at 100 trials): b cannot make it a candidate
+        ([("a", 100), ("b", 100)], True),  # measured everywhere
+    ],
+)
+def test_a_cell_is_settled_when_no_missing_variant_can_change_its_candidates(
+    measured: list[tuple[str, int]], settled: bool
+) -> None:
+    payload = _v2([
+        _v2_entry("cr-gs", [_measurement(v, covered) for v, covered in measured]),
+        _v2_entry("privsub", [_measurement("a", 90), _measurement("b", 90)]),
+    ])  # fmt: skip
+    (cell,) = MethodMap.from_dict(payload, "toy").cells
+    assert cell.complete == (len(measured) == 2)
+    assert cell.settled == settled
+    assert cell.to_dict()["settled"] == settled
+    both = measured == [("a", 100), ("b", 100)]
+    assert {e.name for e in cell.candidates()} == ({"privsub", "cr-gs"} if both else {"privsub"})
+
+
 # -- auto and the order statistics ------------------------------------------------------------------------
 
 

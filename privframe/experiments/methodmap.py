@@ -223,7 +223,7 @@ def build_method_map(result: ExperimentResult, *, command: str | None = None) ->
                     MapEntry.from_measurements(method.label, table, parts, measurements, labels, nominal)
                 )
     cells = []
-    incomplete, absent = [], []
+    incomplete, unsettled, absent = [], [], []
     for (key, n, label), entries in sorted(groups.items(), key=lambda item: _cell_order(item[0], levels)):
         where = f"{key} | n={n} | {label}"
         if all(all(m.refused is not None for m in entry.measurements) for entry in entries) and any(
@@ -240,6 +240,8 @@ def build_method_map(result: ExperimentResult, *, command: str | None = None) ->
         )
         if not made.complete:
             incomplete.append(where)
+            if not made.settled:
+                unsettled.append(where)
         cells.append(made)
     meta = result.meta
     if spec.variants:
@@ -273,6 +275,7 @@ def build_method_map(result: ExperimentResult, *, command: str | None = None) ->
             "map_cells": len(cells),
             "unmeasured_measurements": _unmeasured(cells),
             "incomplete_map_cells": incomplete,
+            "unsettled_map_cells": unsettled,
             "absent_map_cells": absent,
         },
         "privframe_version": meta.get("privframe_version"),
@@ -413,6 +416,7 @@ def merge_method_maps(base: MethodMap, update: MethodMap, *, command: str | None
         measured["unmeasured_measurements"] = _unmeasured(merged)
         measured["absent_map_cells"] = [c for c in measured.get("absent_map_cells", []) if c not in where]
         measured["incomplete_map_cells"] = [name for name, c in where.items() if not c.complete]
+        measured["unsettled_map_cells"] = [name for name, c in where.items() if not c.settled]
         measured["complete"] = bool(measured.get("complete")) and not measured["incomplete_map_cells"]
         info["measured"] = measured
     return MethodMap(base.source, info, base.statistics, tuple(merged))
@@ -440,7 +444,8 @@ def _under(entry: MapEntry, nominal: float) -> str:
         others = f" +{len(failing) - 1}" if len(failing) > 1 else ""
         notes.append(f"{_number(worst.coverage, 2)} {worst.variant}{stopped}{others}")
     if entry.missing:
-        notes.append(f"{len(entry.missing)} variants not measured")
+        settled = "; it already fails" if failing else ""
+        notes.append(f"{len(entry.missing)} variants not measured{settled}")
     return f"{entry.name} ({'; '.join(notes)})"
 
 

@@ -426,6 +426,13 @@ class MapCell:
         """Whether every entry was measured (or refused) on every variant."""
         return not any(entry.missing for entry in self.entries)
 
+    @property
+    def settled(self) -> bool:
+        """Whether no further measurement can change the cell's candidates or their ranking: every entry is
+        measured (or refused) on every variant, or already fails the coverage rule on a variant it was
+        measured on, so that its missing variants cannot make it a candidate."""
+        return all(not entry.missing or entry.failing(self.nominal) for entry in self.entries)
+
     def candidates(self) -> tuple[MapEntry, ...]:
         """The candidates, best first."""
         return tuple(entry for entry in self.entries if entry.candidate)
@@ -440,7 +447,11 @@ class MapCell:
             "unit": self.unit,
             "mu": self.mu,
             "nominal": self.nominal,
-            **({"variants": list(self.variants), "complete": self.complete} if self.variants else {}),
+            **(
+                {"variants": list(self.variants), "complete": self.complete, "settled": self.settled}
+                if self.variants
+                else {}
+            ),
             "ranking": [entry.label for entry in self.candidates()],
             "entries": [entry.to_dict() for entry in self.entries],
         }
