@@ -382,3 +382,43 @@ def test_auto_on_the_u_statistic_and_logistic_slope_picks_a_valid_method_or_refu
     assert "cr-gs: below 0.9 - 2 SE (at nominal) on 1 of 2 variants: b (coverage 0.800" in message
     assert "privsub: below 0.9 - 2 SE (at nominal) on 1 of 2 variants: b (coverage 0.830" in message
     assert f"name one of the methods that accept '{name}' at 1-GDP: " in message
+
+
+def _probe(cell: Any, label: str, variant: str, covered: int, trials: int = 40) -> Any:
+    """``cell`` of an update map holding only ``label``, measured on one ``variant``."""
+    from privframe.pipeline.methodmap import Measurement
+
+    (old,) = [e for e in cell.entries if e.label == label]
+    c = covered / trials
+    m = Measurement(variant, trials=trials, covered=covered, coverage=c, coverage_se=math.sqrt(c * (1 - c) / trials),
+                    failure_rate=0.0, mean_width=1.0, width_se=0.1, rel_width=1.0)  # fmt: skip
+    entry = type(old).from_measurements(label, old.method, old.parts, [m], cell.variants, cell.nominal)
+    return attrs.evolve(cell, entries=(entry,))
+
+
+@pytest.mark.parametrize("covered", [10, 40])
+def test_a_probe_of_some_shapes_merges_only_when_it_already_fails(covered: int) -> None:
+    """A run of one method on one hard shape of an unsettled cell (``--variants``): failing there, it can
+    never be a candidate, so the merge keeps the measurement and the cell is settled; covering there, the
+    other shapes could still change the choice, so the map is left as it was."""
+    from privframe.experiments.methodmap import merge_method_maps
+
+    base = MethodMap.shipped()
+    cell = next(c for c in base.cells if not c.settled)
+    (label,) = [e.label for e in cell.entries if e.missing and not e.measurements]
+    update = MethodMap(base.source, base.info, base.statistics, (_probe(cell, label, cell.variants[0], covered),))
+    merged = merge_method_maps(base, update, command="probe")
+    (after,) = [c for c in merged.cells if (c.statistic, c.n, c.budget) == (cell.statistic, cell.n, cell.budget)]
+    (entry,) = [e for e in after.entries if e.label == label]
+    name = f"{cell.statistic} | n={cell.n} | {cell.budget}"
+    if covered < 40:
+        assert [m.variant for m in entry.measurements] == [cell.variants[0]]
+        assert len(entry.missing) == len(cell.variants) - 1
+        assert not entry.candidate
+        assert after.settled
+        assert name not in merged.info["measured"]["unsettled_map_cells"]
+        assert merged.info["merged"][-1]["labels"] == [label]
+        assert [e.label for e in after.candidates()] == [e.label for e in cell.candidates()]
+    else:
+        assert after == cell
+        assert name in merged.info["measured"]["unsettled_map_cells"]

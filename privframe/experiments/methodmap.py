@@ -330,6 +330,22 @@ def _replaces(entry: MapEntry, old: MapEntry | None) -> bool:
     return _ran(entry) or (not entry.missing and old is not None and bool(old.missing))
 
 
+def _settles(entry: MapEntry, old: MapEntry | None, nominal: float) -> bool:
+    """Whether an update's partial ``entry`` (some variants missing) settles its cell: it ran and already fails
+    the coverage rule on a measured shape, so no missing shape can make it a candidate, while the map's
+    ``old`` entry is unmeasured there too and fails on none (a probe of a method's hard shapes)."""
+    fails = any(m.refused is None for m in entry.failing(nominal))
+    return bool(entry.missing) and fails and (old is None or (bool(old.missing) and not old.failing(nominal)))
+
+
+def _united(entry: MapEntry, old: MapEntry | None, cell: MapCell) -> MapEntry:
+    """``entry``'s measurements with ``old``'s on the variants ``entry`` did not measure, as one entry."""
+    mine = {m.variant for m in entry.measurements}
+    kept = [m for m in (old.measurements if old is not None else ()) if m.variant not in mine]
+    ms = [*kept, *entry.measurements]
+    return MapEntry.from_measurements(entry.label, entry.method, entry.parts, ms, cell.variants, cell.nominal)
+
+
 def merge_method_maps(base: MethodMap, update: MethodMap, *, command: str | None = None) -> MethodMap:
     """``base`` with the entries that ``update`` ran on every variant of their cell put in their place.
 
@@ -338,6 +354,10 @@ def merge_method_maps(base: MethodMap, update: MethodMap, *, command: str | None
     depend only on the experiment, the seed, the cell and the trial), so the merged map is the map a full
     rerun would give, for the methods rerun. An entry the update refused on every variant replaces only one
     ``base`` lists as not measured (a method the cell's budget rules out, run after the map was made).
+    An entry the update measured on only some variants (``--variants`` naming a method's hard shapes) is
+    merged when it already fails the coverage rule on one of them and ``base`` has that entry unmeasured
+    there and failing nowhere: its measurements join ``base``'s, and the cell is settled for it (no missing
+    shape can make it a candidate). A partial entry that passes everywhere it ran is not merged.
     Each touched cell's entries are ranked again; the cells and entries of ``base`` that the update does
     not cover stay as they are. A cell ``base`` lacks (a part of the grid not run before) is added as the
     update has it, its other methods listed as not measured, as in a partial map (``info["measured"]``
@@ -369,6 +389,11 @@ def merge_method_maps(base: MethodMap, update: MethodMap, *, command: str | None
             continue
         held = {e.label: e for e in cell.entries}
         replace = {e.label: e for e in fresh.entries if _replaces(e, held.get(e.label))}
+        replace |= {
+            e.label: _united(e, held.get(e.label), cell)
+            for e in fresh.entries
+            if e.label not in replace and _settles(e, held.get(e.label), cell.nominal)
+        }
         if not set(replace) <= set(held):
             unknown = ", ".join(sorted(set(replace) - set(held)))
             raise ConfigError(f"the map's cell has no method {unknown}", path="map.cells")
