@@ -396,6 +396,24 @@ def _probe(cell: Any, label: str, variant: str, covered: int, trials: int = 40) 
     return attrs.evolve(cell, entries=(entry,))
 
 
+def _unsettled(shipped: MethodMap) -> MethodMap:
+    """The shipped map with blbquant's measurements of the median at n = 50 000, (5, 1e-6) taken out: the cell
+    it leaves is unsettled (the shipped map may have none)."""
+    cells = []
+    for cell in shipped.cells:
+        if (cell.statistic, cell.n, cell.budget) == ("median", 50000, "eps=5"):
+            entries = tuple(
+                type(e).from_measurements(e.label, e.method, e.parts, [], cell.variants, cell.nominal)
+                if e.label == "median/blbquant"
+                else e
+                for e in cell.entries
+            )
+            cell = attrs.evolve(cell, entries=entries)
+            assert not cell.settled
+        cells.append(cell)
+    return MethodMap(shipped.source, shipped.info, shipped.statistics, tuple(cells))
+
+
 @pytest.mark.parametrize("covered", [10, 40])
 def test_a_probe_of_some_shapes_merges_only_when_it_already_fails(covered: int) -> None:
     """A run of one method on one hard shape of an unsettled cell (``--variants``): failing there, it can
@@ -403,7 +421,7 @@ def test_a_probe_of_some_shapes_merges_only_when_it_already_fails(covered: int) 
     other shapes could still change the choice, so the map is left as it was."""
     from privframe.experiments.methodmap import merge_method_maps
 
-    base = MethodMap.shipped()
+    base = _unsettled(MethodMap.shipped())
     cell = next(c for c in base.cells if not c.settled)
     (label,) = [e.label for e in cell.entries if e.missing and not e.measurements]
     update = MethodMap(base.source, base.info, base.statistics, (_probe(cell, label, cell.variants[0], covered),))
