@@ -21,6 +21,7 @@ mean (auto's width at ``ApproxDP(eps, 1e-6)`` over its width at ``PureDP(eps)``,
 datasets).
 
 usage: python scripts/auto_vs_published.py [--map PATH] [--trials T] [--statistics mean,median,...] [--n 100,500]
+       [--shapes-over R]
 
 Cells where auto's choice was not measured on every variant are left out.
 """
@@ -290,12 +291,40 @@ def spelling(method_map: MethodMap) -> Iterator[str]:
             )
 
 
+def wide_shapes(results: list[dict[str, Any]], over: float) -> Iterator[str]:
+    """The shapes on which auto's mean width exceeds ``over`` times the baseline's, as a Markdown table."""
+    yield f"\n### shapes where auto is more than {over:g}x the baseline's width\n"
+    yield (
+        "| statistic | n | budget | shape | auto coverage | baseline coverage | auto width | baseline width | ratio "
+        "| baseline at nominal coverage |"
+    )
+    yield "|---|---|---|---|---|---|---|---|---|---|"
+    for result in results:
+        cell = result["cell"]
+        for row in result["rows"]:
+            if row["auto_width"] is None or not row["auto_width"] > over * row["baseline_width"]:
+                continue
+            yield (
+                f"| {cell.statistic} | {cell.n} | {cell.budget} | {row['variant']} | {_fmt(row['auto_coverage'], 3)} | "
+                f"{_fmt(row['baseline_coverage'], 3)} | {row['auto_width']:.4g} | {row['baseline_width']:.4g} | "
+                f"{row['auto_width'] / row['baseline_width']:.2f} | "
+                f"{'-' if row['matched_width'] is None else format(row['matched_width'], '.4g')} |"
+            )
+
+
 def main(argv: list[str]) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--map", type=Path, default=ROOT / "privframe" / "maps" / "method-map.json")
     parser.add_argument("--trials", type=int, default=None, help="the first T trials (default: the map's)")
     parser.add_argument("--statistics", default=None, help="comma-separated statistic names, e.g. mean,median")
     parser.add_argument("--n", default=None, help="comma-separated sample sizes (default: every n of the map)")
+    parser.add_argument(
+        "--shapes-over",
+        type=float,
+        default=None,
+        metavar="R",
+        help="also list every shape where auto's width over the baseline's exceeds R, with both coverages",
+    )
     args = parser.parse_args(argv)
     method_map = MethodMap.read(args.map)
     payload = method_map.to_dict()
@@ -323,6 +352,9 @@ def main(argv: list[str]) -> None:
         print(line)
     for line in spelling(method_map):
         print(line)
+    if args.shapes_over is not None:
+        for line in wide_shapes(results, args.shapes_over):
+            print(line)
     print(f"\n({time.perf_counter() - started:.0f} s)", file=sys.stderr)
 
 
