@@ -1,12 +1,15 @@
-"""``scripts/auto_vs_published.py --shapes-over``: which shapes it lists, and what it prints for them."""
+"""``scripts/auto_vs_published.py``: which shapes ``--shapes-over`` lists and what it prints for them; what
+``--sim-draws`` hands to the NoisyVar baseline."""
 
 from __future__ import annotations
 
 import importlib.util
+import math
 from pathlib import Path
 from types import ModuleType, SimpleNamespace
 from typing import Any
 
+import numpy as np
 import pytest
 
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "auto_vs_published.py"
@@ -48,3 +51,23 @@ def test_a_shape_without_a_matched_width_prints_a_dash(script: ModuleType) -> No
     cell = SimpleNamespace(statistic="median", n=500, budget="mu=1")
     (line,) = [x for x in script.wide_shapes([{"cell": cell, "rows": [_row("t3-w3", 2.0, 1.0)]}], 1.0) if "t3-w3" in x]
     assert line.endswith("| 2.00 | - |")
+
+
+def test_sim_draws_reach_the_noisyvar_baseline(script: ModuleType, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[int] = []
+
+    def spy(*args: Any, draws: int) -> tuple[np.ndarray, np.ndarray]:
+        seen.append(draws)
+        return np.zeros(1), np.ones(1)
+
+    monkeypatch.setattr(script, "noisyvar_interval", spy)
+    data, budget = np.full((1, 10), 0.5), script.pf.PureDP(1.0)
+    script.baseline("mean", data, (0.0, 1.0), budget, math.nan, 0.9, 0)
+    script.baseline("mean", data, (0.0, 1.0), budget, math.nan, 0.9, 0, 20_000)
+    assert seen == [1000, 20_000]
+
+
+def test_sim_draws_below_two_are_refused(script: ModuleType, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        script.main(["--sim-draws", "1"])
+    assert "--sim-draws must be at least 2" in capsys.readouterr().err

@@ -38,6 +38,7 @@ def noisyvar_interval(
     rng: np.random.Generator,
     confidence: float = 0.95,
     share: float = 0.8,
+    draws: int = SIM_DRAWS,
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
     """NOISYVAR's interval for each row of ``x`` (a 1-D dataset, or ``(T, n)`` independent datasets).
 
@@ -55,6 +56,11 @@ def noisyvar_interval(
         ``1 - alpha``.
     share : float, default 0.8
         The mean's share ``p`` of epsilon.
+    draws : int, default :data:`SIM_DRAWS`
+        Draws of the SIM step. The paper's 1000 make the interval about 0.3% narrower than the exact
+        quantiles it estimates at confidence 0.9 (the linearly interpolated 0.05 and 0.95 sample quantiles of
+        1000 normal draws sit 0.31% inside the true ones on average); more draws approach the exact
+        construction.
 
     Returns
     -------
@@ -74,8 +80,8 @@ def noisyvar_interval(
     alpha = 1.0 - confidence
     # sd~ = 0: the Laplace noise's own quantiles, mean~ + b log(alpha) ... mean~ - b log(alpha).
     laplace_half = -mean_scale * math.log(alpha)
-    sims = rng.standard_normal((rows, SIM_DRAWS)) * (sd / math.sqrt(n))[:, None]
-    sims += rng.laplace(0.0, mean_scale, (rows, SIM_DRAWS))
+    sims = rng.standard_normal((rows, draws)) * (sd / math.sqrt(n))[:, None]
+    sims += rng.laplace(0.0, mean_scale, (rows, draws))
     q_low, q_high = np.quantile(sims, [alpha / 2.0, 1.0 - alpha / 2.0], axis=1)
     half = np.where(sd == 0.0, laplace_half, 0.5 * (q_high - q_low))
     return mean - half, mean + half
