@@ -40,7 +40,12 @@ def test_cr_gs_mean(benchmark: Any, n: int) -> None:
     benchmark(lambda: pf.confidence_interval(x, "mean", method="cr-gs", budget=pf.GDP(1.0), bounds=BOUNDS, rng=1))
 
 
-@pytest.mark.parametrize("n", SIZES)
+BLBQUANT_SIZES = [10_000, 50_000]
+"""Where blbquant runs with its defaults at eps = 8 (at n = 2000 its 20 blocks of 100 records are below
+``min_block`` and it refuses, naming what works)."""
+
+
+@pytest.mark.parametrize("n", BLBQUANT_SIZES)
 def test_blbquant_mean(benchmark: Any, n: int) -> None:
     x = _data(n)
     run = benchmark.pedantic(
@@ -54,7 +59,7 @@ def test_blbquant_mean(benchmark: Any, n: int) -> None:
     assert run.low < run.high
 
 
-@pytest.mark.parametrize("n", [2000, 10_000])
+@pytest.mark.parametrize("n", [10_000])
 def test_blbquant_mean_shared_weights(benchmark: Any, n: int) -> None:
     x = _data(n)
     benchmark.pedantic(
@@ -73,7 +78,7 @@ def test_blbquant_mean_shared_weights(benchmark: Any, n: int) -> None:
     )
 
 
-@pytest.mark.parametrize("n", [2000, 10_000])
+@pytest.mark.parametrize("n", [10_000])
 def test_blbquant_median(benchmark: Any, n: int) -> None:
     x = _data(n)
     benchmark.pedantic(
@@ -94,8 +99,9 @@ def test_dette_graw_mean(benchmark: Any, n: int) -> None:
 @pytest.mark.parametrize("n", [10_000])
 def test_privboot_mean(benchmark: Any, n: int) -> None:
     x = _data(n)
+    method = {"name": "privboot", "accounting": "asymptotic"}  # its experiment's: the exact default proves (eps, delta)
     benchmark.pedantic(
-        lambda: pf.confidence_interval(x, "mean", method="privboot", budget=pf.GDP(1.0), bounds=BOUNDS, rng=1),
+        lambda: pf.confidence_interval(x, "mean", method=method, budget=pf.GDP(1.0), bounds=BOUNDS, rng=1),
         rounds=3,
         iterations=1,
     )

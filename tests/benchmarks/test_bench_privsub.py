@@ -51,7 +51,10 @@ def test_privsub_logistic_slope(benchmark: Any, n: int) -> None:
     from privframe.experiments.generators import Logistic
 
     x = Logistic().sample(n, np.random.default_rng(n))
-    benchmark(lambda: pf.confidence_interval(x, "logistic-slope", method="privsub", budget=BUDGET, rng=1))
+    bounds = pf.L2Ball(1.0)  # the generator's features (1, x) / sqrt(2) lie on the unit ball
+    benchmark(
+        lambda: pf.confidence_interval(x, "logistic-slope", method="privsub", budget=BUDGET, bounds=bounds, rng=1)
+    )
 
 
 def test_median_n50000_well_under_a_second() -> None:
