@@ -11,6 +11,7 @@ usage: python scripts/auto_acceptance.py TRIALS [N,N,...]
 
 from __future__ import annotations
 
+import argparse
 import math
 import sys
 import time
@@ -76,8 +77,15 @@ def row(label: str, truth: float, eps: float, n: int, trials: int) -> str:
 
 
 def main(argv: list[str]) -> None:
-    trials = int(argv[1])
-    sizes = [int(v) for v in argv[2].split(",")] if len(argv) > 2 else [500, 2000, 10_000]
+    """Print the table (``argv`` without the program name)."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("trials", type=int, help="seeded trials per row")
+    parser.add_argument("sizes", nargs="?", default="500,2000,10000", help="comma-separated n (default 500,2000,10000)")
+    args = parser.parse_args(argv)
+    if args.trials < 1:
+        parser.error("TRIALS must be at least 1")
+    trials = args.trials
+    sizes = [int(v) for v in args.sizes.split(",")]
     columns = ["statistic", "budget", "n", "auto ran", "coverage", "SE", "within 2 SE", "width / bootstrap"]
     columns += ["zero width", "outside"]
     print("| " + " | ".join(columns) + " |")
@@ -91,4 +99,4 @@ def main(argv: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv)
+    main(sys.argv[1:])

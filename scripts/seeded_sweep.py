@@ -14,8 +14,10 @@ count and noise scale.
 
 from __future__ import annotations
 
+import argparse
 import math
 import sys
+import warnings
 from typing import Any
 
 import numpy as np
@@ -85,7 +87,11 @@ def _describe(result: Any) -> str:
     return f"{result.method} {head} total={result.privacy.total} events={events}"
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    """Print one line per (statistic, method, budget), then ``done``; takes no arguments."""
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args(argv)
+    # The sweep calls every method on the same data by design: the repeated-call hint is beside the point.
+    warnings.filterwarnings("ignore", category=pf.PrivacyWarning)
     rng = np.random.default_rng(20261201)
     for stat_name, (data, bounds, stat_options, region) in _statistics(rng).items():
         statistic = "mean" if stat_name == "mean-vector" else stat_name
