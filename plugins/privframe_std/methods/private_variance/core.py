@@ -30,7 +30,7 @@ import privframe.plugin as pp
 from privframe.errors import BudgetError, ConfigError
 from privframe.privacy import noise
 from privframe.privacy.accounting import gdp_mu_for
-from privframe_std.methods.private_variance import calibration
+from privframe_std.methods.private_variance import calibration, plan_cache
 from privframe_std.methods.private_variance.laws import GAUSSIAN, LAPLACE, NoiseLaw, sum_upper_quantile
 
 __all__ = [
@@ -346,7 +346,41 @@ def _best_split(
 def _search_split(n: int, budget: pp.Budget, confidence: float, spelling: str) -> VariancePlan:
     """The unit-width plan of one spelling at the share that minimises the criterion: the criterion on the
     grid :data:`_SHARES` (and halfway to the best share's neighbours) with a coarse calibration, then the
-    precise calibration at the best share."""
+    precise calibration at the best share. Kept in memory and on disk (:mod:`plan_cache`): a stored search
+    gives its share, inflation and criterion, and the releases are rebuilt from ``budget`` and that share."""
+    shares = (float(_SHARES[0]), float(_SHARES[-1]))
+    stored = plan_cache.load(n, budget, confidence, spelling, shares)
+    if stored is not None:
+        return _stored_plan(n, budget, confidence, spelling, stored)
+    found = _searched_split(n, budget, confidence, spelling)
+    plan_cache.store(n, budget, confidence, spelling, (found.share, found.inflation, found.criterion))
+    return found
+
+
+def _stored_plan(n: int, budget: pp.Budget, confidence: float, spelling: str, entry: plan_cache.Entry) -> VariancePlan:
+    """The unit-width plan of a stored search: the releases at the stored share, split from ``budget`` exactly
+    as a search would (so they compose to it whatever the entry says), with the stored k and criterion."""
+    share, inflation, criterion = entry
+    kinds, parameters = _parameters(spelling, budget, share)
+    mean, second = _releases(n, 1.0, kinds, parameters)
+    return VariancePlan(
+        n=n,
+        lower=0.0,
+        upper=1.0,
+        width=1.0,
+        confidence=confidence,
+        spelling=spelling,
+        share=share,
+        mean=mean,
+        second_moment=second,
+        inflation=inflation,
+        t_factor=calibration.t_factor(n, confidence),
+        criterion=criterion,
+    )
+
+
+def _searched_split(n: int, budget: pp.Budget, confidence: float, spelling: str) -> VariancePlan:
+    """:func:`_search_split`'s search itself."""
     scores: dict[float, float] = {}
 
     def score(share: float) -> float:
