@@ -126,3 +126,12 @@ def test_a_folder_that_cannot_be_written_is_left_alone(cache: Path) -> None:
     assert cache.read_text() == "a file where the folder would be"
     _forget()
     assert pv.plan(N, (0.0, 1.0), BUDGET, CONFIDENCE) == searched
+
+
+def test_no_cache_where_the_sources_cannot_be_read(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(plan_cache, "_fingerprint", lambda: None)
+    searched = pv.plan(N, (0.0, 1.0), BUDGET, CONFIDENCE)
+    assert not cache.exists()
+    assert plan_cache.load(N, BUDGET, CONFIDENCE, SPELLING, SHARES) is None
+    _forget()
+    assert pv.plan(N, (0.0, 1.0), BUDGET, CONFIDENCE) == searched

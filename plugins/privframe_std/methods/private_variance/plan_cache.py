@@ -50,18 +50,24 @@ def folder() -> Path | None:
 
 
 @functools.lru_cache(maxsize=1)
-def _fingerprint() -> str:
+def _fingerprint() -> str | None:
+    """A digest of the calibration's sources and of the numpy and scipy versions; None (no cache) where the
+    sources cannot be read (a zipped or frozen install)."""
     import scipy
 
     digest = hashlib.sha256(f"numpy {np.__version__} scipy {scipy.__version__}".encode())
     here = Path(__file__).resolve().parent
-    for name in _SOURCES:
-        digest.update((here / name).read_bytes())
+    try:
+        for name in _SOURCES:
+            digest.update((here / name).read_bytes())
+    except OSError:
+        return None
     return digest.hexdigest()
 
 
-def _key(n: int, budget: pp.Budget, confidence: float, spelling: str) -> str:
-    return f"{_fingerprint()}|n={n}|{budget!r}|confidence={confidence.hex()}|{spelling}"
+def _key(n: int, budget: pp.Budget, confidence: float, spelling: str) -> str | None:
+    code = _fingerprint()
+    return None if code is None else f"{code}|n={n}|{budget!r}|confidence={float(confidence).hex()}|{spelling}"
 
 
 def _path(root: Path, key: str) -> Path:
@@ -71,10 +77,9 @@ def _path(root: Path, key: str) -> Path:
 def load(n: int, budget: pp.Budget, confidence: float, spelling: str, shares: tuple[float, float]) -> Entry | None:
     """The stored (share, inflation, criterion) of this search, or None (no entry, unreadable, or unusable:
     a share outside ``shares`` = (lowest, highest) or a non-finite or negative number)."""
-    root = folder()
-    if root is None:
+    root, key = folder(), _key(n, budget, confidence, spelling)
+    if root is None or key is None:
         return None
-    key = _key(n, budget, confidence, spelling)
     try:
         record = json.loads(_path(root, key).read_text(encoding="utf-8"))
         if record["key"] != key:
@@ -89,10 +94,9 @@ def load(n: int, budget: pp.Budget, confidence: float, spelling: str, shares: tu
 
 def store(n: int, budget: pp.Budget, confidence: float, spelling: str, entry: Entry) -> None:
     """Keep (share, inflation, criterion) for this search; a folder that cannot be written is skipped."""
-    root = folder()
-    if root is None:
+    root, key = folder(), _key(n, budget, confidence, spelling)
+    if root is None or key is None:
         return
-    key = _key(n, budget, confidence, spelling)
     share, inflation, criterion = entry
     text = json.dumps({"key": key, "share": share.hex(), "inflation": inflation.hex(), "criterion": criterion.hex()})
     try:
