@@ -73,12 +73,13 @@ def _path(prefix: str, key: str) -> str:
     return join_path(prefix, key) or key
 
 
-def _map(method: Part, prefix: str) -> methodmap.MethodMap:
-    """The map an auto pipeline chooses from: its ``map`` option (a file or a MethodMap), else the shipped one."""
+def _map(method: Part, prefix: str, statistic: str, order_statistic: bool) -> methodmap.MethodMap:
+    """The map an auto pipeline chooses from: its ``map`` option (a file or a MethodMap), else the shipped one
+    (its cells of ``statistic``, and of every order statistic with ``order_statistic``: the same answers)."""
     chosen = method.options.get("map")
     try:
         if chosen is None:
-            return methodmap.MethodMap.shipped()
+            return methodmap.MethodMap.shipped_for(statistic, order_statistic)
         if isinstance(chosen, methodmap.MethodMap):
             return chosen
         if isinstance(chosen, (str, Path)):
@@ -180,9 +181,9 @@ def check(
             raise ConfigError(
                 "method 'auto' takes one option, map (a method-map file)", path=_path(prefix, f"method.{key}")
             )
-    method_map = _map(method, prefix)
     path = _path(prefix, "statistic")
     part = chosen_registry.get("statistic", statistic.name, path=path).create(dict(statistic.options), path)
+    method_map = _map(method, prefix, statistic.name, traits_of(part).quantile is not None)
     if bounds is None and traits_of(part).requires_bounds:
         raise ConfigError(f"statistic '{statistic.name}' needs public bounds", path=_path(prefix, "bounds"))
     bounds_kind = methodmap.bounds_kind(bounds)
@@ -226,10 +227,10 @@ def _quantile_level(statistic: Part, reg: PluginRegistry, prefix: str) -> float 
 
 def select(pipe: Recipe, n: int, assemble: Assemble) -> Any:
     """The best-ranked candidate of the nearest map cell that accepts the budget (public inputs only)."""
-    method_map = _map(pipe.method, pipe.prefix)
     budget = pipe.budget
     assert budget is not None  # checked when built
     level = _quantile_level(pipe.statistic, pipe.registry, pipe.prefix)
+    method_map = _map(pipe.method, pipe.prefix, pipe.statistic.name, level is not None)
     located = method_map.locate(
         pipe.statistic.name, pipe.statistic.options, n, budget, methodmap.bounds_kind(pipe.bounds), level
     )
