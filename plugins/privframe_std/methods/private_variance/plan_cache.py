@@ -10,10 +10,10 @@ What is stored decides width only, never privacy: the releases' budgets are rebu
 budget and the stored share by the same exact split as a fresh search (``core._parameters``), so a share
 read from a file composes to the budget like any other; a share outside the search's range, or a k or
 criterion that is not a finite non-negative number, makes the entry unusable and the search runs again.
-An entry is keyed by a digest of the calibration's source files and of the numpy and scipy versions (their
-special functions set the numbers), so a change to either invalidates it. Files are written to a temporary
-name and renamed into place; a folder that cannot be written is left alone, and the search result is
-simply not kept.
+An entry is keyed by a digest of the calibration's source files (and of ``privframe.privacy.accounting``'s)
+and of the numpy and scipy versions (their special functions set the numbers), so a change to any of them
+invalidates it. Files are written to a temporary name and renamed into place; a folder that cannot be
+written is left alone, and the search result is simply not kept.
 """
 
 from __future__ import annotations
@@ -51,16 +51,19 @@ def folder() -> Path | None:
 
 @functools.lru_cache(maxsize=1)
 def _fingerprint() -> str | None:
-    """A digest of the calibration's sources and of the numpy and scipy versions; None (no cache) where the
-    sources cannot be read (a zipped or frozen install)."""
+    """A digest of the calibration's sources (with ``privframe.privacy.accounting``, whose ``gdp_mu_for`` sets
+    the Gaussian spellings' noise) and of the numpy and scipy versions; None (no cache) where the sources
+    cannot be read (a zipped or frozen install)."""
     import scipy
+
+    from privframe.privacy import accounting
 
     digest = hashlib.sha256(f"numpy {np.__version__} scipy {scipy.__version__}".encode())
     here = Path(__file__).resolve().parent
     try:
-        for name in _SOURCES:
-            digest.update((here / name).read_bytes())
-    except OSError:
+        for path in [*(here / name for name in _SOURCES), Path(accounting.__file__)]:
+            digest.update(path.read_bytes())
+    except (OSError, TypeError):
         return None
     return digest.hexdigest()
 
