@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -32,3 +36,16 @@ class OptionalModule:
         if attr.startswith("_"):  # pytest's collection looks for its own markers: not a use of the module
             raise AttributeError(attr)
         return getattr(pytest.importorskip(self._name), attr)
+
+
+def load_file(path: Path, name: str | None = None) -> ModuleType:
+    """The module in ``path`` (a script or tool, not a package module), registered as ``name`` (default: the
+    file's stem) so that dataclasses and pickling inside it find their module."""
+    name = name or path.stem
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module

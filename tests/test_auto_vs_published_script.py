@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import math
 from pathlib import Path
 from types import ModuleType, SimpleNamespace
@@ -11,18 +10,14 @@ from typing import Any
 
 import numpy as np
 import pytest
+from _support import load_file
 
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "auto_vs_published.py"
 
 
 @pytest.fixture(scope="module")
 def script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("auto_vs_published", SCRIPT)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_file(SCRIPT)
 
 
 def _row(variant: str, auto: float | None, baseline: float, matched: float | None = None) -> dict[str, Any]:

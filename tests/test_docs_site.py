@@ -10,7 +10,6 @@ installed the algorithm reference is opened in it to see its formulas typeset.
 from __future__ import annotations
 
 import doctest
-import importlib.util
 import re
 import subprocess
 import sys
@@ -18,19 +17,14 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from _support import load_file
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 
 
 def _load(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / f"{name}.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_file(ROOT / "tools" / f"{name}.py")
 
 
 hooks = _load("docs_hooks")

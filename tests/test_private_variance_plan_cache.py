@@ -47,9 +47,9 @@ def test_a_stored_search_gives_the_same_plan(cache: Path) -> None:
     assert pv.plan(N, (2.0, 7.0), BUDGET, CONFIDENCE) == searched  # from the file this time
     entry = plan_cache.load(N, BUDGET, CONFIDENCE, SPELLING, SHARES)
     assert entry is not None
-    assert core._stored_plan(N, BUDGET, CONFIDENCE, SPELLING, entry) == core._searched_split(
-        N, BUDGET, CONFIDENCE, SPELLING
-    )
+    share, k, criterion = entry
+    stored = core._plan_at(N, 0.0, 1.0, 1.0, BUDGET, CONFIDENCE, SPELLING, share, stored=(k, criterion))
+    assert stored == core._searched_split(N, BUDGET, CONFIDENCE, SPELLING)
 
 
 @pytest.mark.parametrize(

@@ -3,12 +3,12 @@ on its own) and ``private_variance_rare_atom.py`` (a rare far atom, against Nois
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from types import ModuleType
 
 import numpy as np
 import pytest
+from _support import load_file
 
 import privframe as pf
 from privframe_std.methods.private_variance import calibration, core
@@ -17,12 +17,7 @@ SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
 
 
 def _load(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, SCRIPTS / f"{name}.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_file(SCRIPTS / f"{name}.py")
 
 
 def test_local_inflation_is_the_smallest_that_covers_that_variance() -> None:

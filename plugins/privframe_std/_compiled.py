@@ -15,15 +15,20 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
-__all__ = ["cache_root", "compiled"]
+__all__ = ["cache_root", "compiled", "user_cache"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+def user_cache(name: str) -> Path:
+    """``$XDG_CACHE_HOME/privframe/<name>`` (``~/.cache/privframe/<name>``): privframe's per-user caches."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "privframe" / name
+
+
 def cache_root() -> Path:
     """The per-user folder for privframe's compiled-code cache."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "privframe" / "numba"
+    return user_cache("numba")
 
 
 def _writable(path: Path) -> bool:

@@ -350,33 +350,11 @@ def _search_split(n: int, budget: pp.Budget, confidence: float, spelling: str) -
     gives its share, inflation and criterion, and the releases are rebuilt from ``budget`` and that share."""
     shares = (float(_SHARES[0]), float(_SHARES[-1]))
     stored = plan_cache.load(n, budget, confidence, spelling, shares)
-    if stored is not None:
-        return _stored_plan(n, budget, confidence, spelling, stored)
+    if stored is not None:  # the releases split from ``budget`` as after a search, whatever the entry says
+        return _plan_at(n, 0.0, 1.0, 1.0, budget, confidence, spelling, stored[0], stored=stored[1:])
     found = _searched_split(n, budget, confidence, spelling)
     plan_cache.store(n, budget, confidence, spelling, (found.share, found.inflation, found.criterion))
     return found
-
-
-def _stored_plan(n: int, budget: pp.Budget, confidence: float, spelling: str, entry: plan_cache.Entry) -> VariancePlan:
-    """The unit-width plan of a stored search: the releases at the stored share, split from ``budget`` exactly
-    as a search would (so they compose to it whatever the entry says), with the stored k and criterion."""
-    share, inflation, criterion = entry
-    kinds, parameters = _parameters(spelling, budget, share)
-    mean, second = _releases(n, 1.0, kinds, parameters)
-    return VariancePlan(
-        n=n,
-        lower=0.0,
-        upper=1.0,
-        width=1.0,
-        confidence=confidence,
-        spelling=spelling,
-        share=share,
-        mean=mean,
-        second_moment=second,
-        inflation=inflation,
-        t_factor=calibration.t_factor(n, confidence),
-        criterion=criterion,
-    )
 
 
 def _searched_split(n: int, budget: pp.Budget, confidence: float, spelling: str) -> VariancePlan:
@@ -409,16 +387,23 @@ def _plan_at(
     spelling: str,
     share: float,
     precise: bool = True,
+    stored: tuple[float, float] | None = None,
 ) -> VariancePlan:
+    """The plan at one share: k calibrated (``precise`` or coarse) and the criterion computed, or both taken
+    from ``stored`` = (k, criterion), a stored search (:mod:`plan_cache`)."""
     kinds, parameters = _parameters(spelling, budget, share)
     mean, second = _releases(n, width, kinds, parameters)
     model = _model(n, confidence, mean, second, width)
-    k = calibration.calibrate_inflation(model, tolerance=1e-3 if precise else 1e-2, precise=precise)
-    sigma2 = _CRITERION_SD**2
-    laws = _full_budget_laws(n, budget)
-    ratio = calibration.expected_half_width(sigma2, k, model) / calibration.oracle_half_width(
-        sigma2, n, laws, confidence
-    )
+    if stored is not None:
+        k, criterion = stored
+    else:
+        k = calibration.calibrate_inflation(model, tolerance=1e-3 if precise else 1e-2, precise=precise)
+        sigma2 = _CRITERION_SD**2
+        laws = _full_budget_laws(n, budget)
+        ratio = calibration.expected_half_width(sigma2, k, model) / calibration.oracle_half_width(
+            sigma2, n, laws, confidence
+        )
+        criterion = float(np.max(ratio))
     return VariancePlan(
         n=n,
         lower=low,
@@ -431,7 +416,7 @@ def _plan_at(
         second_moment=second,
         inflation=k,
         t_factor=model.t_factor,
-        criterion=float(np.max(ratio)),
+        criterion=criterion,
     )
 
 

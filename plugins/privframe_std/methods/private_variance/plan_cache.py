@@ -29,6 +29,7 @@ from pathlib import Path
 import numpy as np
 
 import privframe.plugin as pp
+from privframe_std._compiled import user_cache
 
 __all__ = ["ENVIRONMENT", "Entry", "folder", "load", "store"]
 
@@ -45,8 +46,7 @@ def folder() -> Path | None:
     """The cache folder, or None when :data:`ENVIRONMENT` turns the cache off."""
     if os.environ.get(ENVIRONMENT, "").strip().lower() in {"0", "off", "false", "no"}:
         return None
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "privframe" / "plans"
+    return user_cache("plans")
 
 
 @functools.lru_cache(maxsize=1)
