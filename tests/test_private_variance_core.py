@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import math
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import attrs
@@ -267,6 +268,116 @@ def test_the_inflation_is_the_smallest_that_reaches_the_target() -> None:
     assert calibration.worst_coverage(k, model)[0] >= target
     assert k > 0.05
     assert calibration.worst_coverage(k - 0.05, model)[0] < target
+
+
+def _step_by_step_inflation(model: calibration.CoverageModel, tolerance: float = 1e-3) -> float:
+    """The precise calibration as first written (the oracle): the grid's root, then ``k += tolerance`` one step
+    at a time until the refined check passes."""
+    from scipy import optimize
+
+    target = model.confidence - calibration.CALIBRATION_SLACK
+
+    def gap(k: float, refine: bool = False) -> float:
+        return calibration.worst_coverage(k, model, refine=refine)[0] - target
+
+    k = 0.0
+    if gap(0.0) < 0.0:
+        low, high = 0.0, 1.0
+        while gap(high) < 0.0:
+            low, high = high, 2.0 * high
+        k = float(optimize.brentq(gap, low, high, xtol=tolerance)) + tolerance
+    while gap(k, refine=True) < 0.0:
+        k += tolerance
+    return k
+
+
+@pytest.mark.parametrize(
+    ("n", "eps", "share"),
+    [(100, 1.0, 0.85), (1234, 1.0, 0.85), (400, 5.0, 0.6)],
+    ids=["n100", "n1234", "n400-eps5"],
+)
+def test_the_raised_inflation_is_the_one_a_step_by_step_scan_finds(n: int, eps: float, share: float) -> None:
+    """The predicted search over the tolerance steps gives the scan's k to the last bit (at n = 1234 the scan
+    takes 23 steps)."""
+    model = _model(n, eps, share)
+    assert calibration.calibrate_inflation(model) == _step_by_step_inflation(model)
+
+
+def _scan(gap: Callable[[int], float]) -> int:
+    m = 0
+    while gap(m) < 0.0:
+        m += 1
+    return m
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [
+        lambda m: 0.37 * m - 8.1,  # linear: the calibration's usual case
+        lambda m: math.sqrt(m + 1.0) - 6.3,  # concave
+        lambda m: 1e-3 * m * m - 2.5,  # convex
+        lambda m: math.floor(m / 7.0) - 5.5,  # flat runs
+        lambda m: 1e-4 * m - 0.3,  # a slope that predicts beyond the largest jump
+        lambda m: 1e-6 * m - 0.3,  # and far beyond
+        lambda m: 1.0,  # passes at once
+    ],
+    ids=["linear", "concave", "convex", "steps", "flat", "flatter", "at-once"],
+)
+def test_first_passing_is_the_scan_for_an_increasing_gap(shape: Callable[[int], float]) -> None:
+    calls: list[int] = []
+
+    def gap(m: int) -> float:
+        calls.append(m)
+        return float(shape(m))
+
+    assert calibration._first_passing(gap) == _scan(shape)
+    assert len(calls) <= 3 * math.log2(_scan(shape) + 2) + 4  # galloping, then halving: O(log m) checks
+
+
+def test_first_passing_takes_four_checks_on_a_linear_gap() -> None:
+    calls: list[int] = []
+
+    def gap(m: int) -> float:
+        calls.append(m)
+        return 1.86e-5 * m - 4.2e-4  # the n = 1234 calibration's refined gap, roughly
+
+    assert calibration._first_passing(gap) == 23
+    assert sorted(set(calls)) == [0, 1, 22, 23]
+
+
+def test_first_passing_returns_a_passing_step_above_a_failing_one_for_any_gap() -> None:
+    rng = np.random.default_rng(5)
+    for _ in range(200):
+        values = np.cumsum(rng.normal(0.1, 1.0, 400)) - rng.uniform(0.0, 30.0)
+        values[-1] = max(values[-1], 1.0)
+        m = calibration._first_passing(lambda m, walk=values: float(walk[min(m, 399)]))
+        assert values[m] >= 0.0
+        assert m == 0 or values[m - 1] < 0.0
+
+
+def test_the_half_width_and_its_slope_share_h_bit_for_bit() -> None:
+    for model in (_model(), _model(5000, 0.3)):
+        h = calibration.half_width(model)
+        w = np.linspace(0.0, h.w_top, 997)
+        value, slope = h.with_derivative(w)
+        assert h._spline is not None
+        assert np.array_equal(value, np.exp(h._spline(w)))
+        assert np.array_equal(slope, np.exp(h._spline(w)) * h._spline(w, 1))
+
+
+@pytest.mark.parametrize("scale", [1e-9, 0.003, 0.3])
+def test_the_unbroadcast_laplace_path_is_the_indexed_one_bit_for_bit(scale: float) -> None:
+    """``sum_sf`` and ``sum_pdf`` with every s in the exact regime skip the regime indexing; one s = 0 row
+    forces the indexed path for the same values."""
+    from privframe_std.methods.private_variance.laws import sum_pdf
+
+    law = NoiseLaw("laplace", scale)
+    s = np.geomspace(1e-6, 9e3, 40)[:, None] * scale
+    x = np.random.default_rng(2).uniform(0.0, 20.0, (40, 33)) * (s + scale)
+    mixed_s, mixed_x = np.vstack([s, [[0.0]]]), np.vstack([x, x[:1]])
+    assert np.array_equal(sum_sf(x, s, law), sum_sf(mixed_x, mixed_s, law)[:-1])
+    assert np.array_equal(sum_pdf(x, s, law), sum_pdf(mixed_x, mixed_s, law)[:-1])
+    assert np.array_equal(sum_sf(x[:, 0], s[:, 0], law), sum_sf(mixed_x[:, 0], mixed_s[:, 0], law)[:-1])
 
 
 def test_the_coupling_range_holds_every_law_and_its_ends_are_two_point_laws() -> None:

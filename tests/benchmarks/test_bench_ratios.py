@@ -227,6 +227,29 @@ def test_first_auto_mean_interval_in_a_fresh_process(benchmark: Any, tmp_path: P
     benchmark.pedantic(first, rounds=1, iterations=1)
 
 
+@pytest.mark.parametrize("budget", ["PureDP(1.0)", "ApproxDP(5.0, 1e-6)", "GDP(1.0)"])
+def test_first_auto_mean_interval_at_a_new_n(benchmark: Any, tmp_path: Path, budget: str) -> None:
+    """The same call with no plan stored (``PRIVFRAME_PLAN_CACHE=0``): a fresh process at an n it has not
+    seen, which searches the private-variance plan (nine coarse calibrations, one precise)."""
+    env = _bytecode_env(tmp_path) | {"PRIVFRAME_PLAN_CACHE": "0"}
+    code = _FIRST_AUTO_MEAN.replace("pf.PureDP(1.0)", f"pf.{budget}")
+
+    def first() -> object:
+        return subprocess.run([sys.executable, "-c", code], check=True, env=env)
+
+    first()
+    contenders = {"first_auto_mean_new_n": first, "numpy": _fresh_import("numpy", env)}
+    medians = interleaved(contenders, rounds=3)
+    _record(
+        benchmark,
+        f"first auto mean interval at a new n, {budget}",
+        medians,
+        medians["first_auto_mean_new_n"],
+        " s",
+    )
+    benchmark.pedantic(first, rounds=1, iterations=1)
+
+
 _FAULTS = """
 import resource, sys
 import numpy as np

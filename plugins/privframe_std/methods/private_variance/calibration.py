@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import attrs
@@ -206,9 +206,14 @@ class HalfWidth:
 
     def derivative_w(self, w: Array) -> Array:
         """dH/dw."""
+        return self.with_derivative(w)[1]
+
+    def with_derivative(self, w: Array) -> tuple[Array, Array]:
+        """``(H, dH/dw)`` at w, sharing H (the derivative of ``exp(log H)`` is ``H (log H)'``)."""
         if self._spline is None:
-            return np.asarray(self.z * self.law.scale * np.sinh(w), dtype=np.float64)
-        return np.asarray(np.exp(self._spline(w)) * self._spline(w, 1), dtype=np.float64)
+            return self.of_w(w), np.asarray(self.z * self.law.scale * np.sinh(w), dtype=np.float64)
+        value = self.of_w(w)
+        return value, np.asarray(value * self._spline(w, 1), dtype=np.float64)
 
     def __call__(self, v: npt.ArrayLike) -> Array:
         """H at each variance ``v`` (clipped to ``[0, v_top]``)."""
@@ -285,7 +290,10 @@ def coverage(
         slope = sign * rho + model.kappa
         centre = np.maximum(shift, 0.0)
         for _ in range(_FIXED_POINT_STEPS):
-            centre = np.clip(shift + slope * h(centre), 0.0, h.v_top)
+            following = np.clip(shift + slope * h(centre), 0.0, h.v_top)
+            if np.array_equal(following, centre):  # a fixed point to the last bit: the steps left change nothing
+                break
+            centre = following
         u_low = np.minimum(np.sqrt(np.maximum(centre - width, 0.0)), u_top)
         u_high = np.minimum(np.sqrt(centre + width), u_top)
         parts = [_ranges(0.0 * u_low, u_low, _BULK_PANELS), _ranges(u_low, u_high, _EDGE_PANELS)]
@@ -294,8 +302,8 @@ def coverage(
         weights = np.concatenate([p[1] for p in parts], axis=1)
         v = u * u
         w = h.w_of_variance(v)
-        t = h.of_w(w)
-        dt_du = h.derivative_w(w) * ratio / np.sqrt(1.0 + (ratio * u) ** 2)
+        t, dt_dw = h.with_derivative(w)
+        dt_du = dt_dw * ratio / np.sqrt(1.0 + (ratio * u) ** 2)
         mass = weights * sum_pdf(t, s[:, None], mean_law) * dt_du
         needed = v - shift[:, None] - slope[:, None] * t
         total = total + np.sum(mass * sum_survival(needed, tau[:, None], spread_law), axis=1)
@@ -413,14 +421,21 @@ def calibrate_inflation(
     ``|mu - 1/2|`` in ``deltas`` is at least the confidence less :data:`CALIBRATION_SLACK`: a root on the
     grid, then (``precise``) checked with the refined search and raised by ``tolerance`` steps until it
     passes. ``precise=False`` (the split search) finds the root on a coarser grid of variances and means
-    (:data:`_COARSE_GRID`, :data:`_COARSE_FRACTIONS`) and stops there."""
+    (:data:`_COARSE_GRID`, :data:`_COARSE_FRACTIONS`) and stops there.
+
+    The raised k is the first step ``k_m = k_0 + m tolerance`` (the same additions one step at a time)
+    whose refined check passes with ``k_{m-1}``'s failing: found by secant predictions and bracketing over m
+    (:func:`_first_passing`), a handful of refined checks where stepping one by one took up to m + 1."""
     from scipy import optimize  # on first use: loading the plugins stays light
 
     target = model.confidence - CALIBRATION_SLACK
     grid, fractions = (_SIGMA2_GRID, _DELTA_FRACTIONS) if precise else (_COARSE_GRID, _COARSE_FRACTIONS)
+    gaps: dict[tuple[float, bool], float] = {}  # brentq evaluates the bracket's ends again
 
     def gap(k: float, refine: bool = False) -> float:
-        return _worst(k, model, deltas, refine, grid, fractions)[0] - target
+        if (k, refine) not in gaps:
+            gaps[(k, refine)] = _worst(k, model, deltas, refine, grid, fractions)[0] - target
+        return gaps[(k, refine)]
 
     k = 0.0
     if gap(0.0) < 0.0:
@@ -430,9 +445,64 @@ def calibrate_inflation(
             if high > 2.0**10:
                 raise ValueError("no inflation reaches the confidence")
         k = float(optimize.brentq(gap, low, high, xtol=tolerance)) + tolerance
-    while precise and gap(k, refine=True) < 0.0:
-        k += tolerance
-    return k
+    if not precise:
+        return k
+    steps = [k]
+
+    def stepped(m: int) -> float:
+        while len(steps) <= m:
+            steps.append(steps[-1] + tolerance)
+        return steps[m]
+
+    return stepped(_first_passing(lambda m: gap(stepped(m), refine=True)))
+
+
+_LARGEST_JUMP = 1024
+"""The furthest a first secant prediction reaches beyond the last failing step (a nearly flat gap predicts
+far); later jumps may double it."""
+
+
+def _first_passing(gap: Callable[[int], float]) -> int:
+    """The ``m >= 0`` with ``gap(m) >= 0`` and ``gap(m - 1) < 0`` (or m = 0 if ``gap(0) >= 0``), for a gap that
+    grows with m, nearly linearly.
+
+    Until a passing m is found: one step, then the secant prediction from the last two failing steps, at
+    least twice the previous jump after the first (and twice it where the gap did not grow), so the search
+    gallops where the prediction is poor. Then false position inside the bracket, halved instead when the
+    same end moved twice running. For an increasing gap this is the first passing m, as one step at a time
+    would find; for any gap the m returned passes and the one below fails.
+    """
+    low, low_gap = 0, gap(0)
+    if low_gap >= 0.0:
+        return 0
+    previous: tuple[int, float] | None = None
+    high: int | None = None
+    high_gap = 0.0
+    side, repeated = "", False
+    while high is None or high - low > 1:
+        if high is None:
+            jump = 1
+            if previous is not None:
+                last = low - previous[0]
+                jump = 2 * last
+                if low_gap > previous[1]:
+                    secant = min(math.ceil(-low_gap * last / (low_gap - previous[1])), _LARGEST_JUMP)
+                    jump = secant if last == 1 else max(secant, jump)
+            m = low + jump
+        elif repeated:  # false position creeping in from one end
+            m = (low + high) // 2
+        else:
+            fraction = -low_gap / (high_gap - low_gap)
+            m = min(max(low + math.ceil(fraction * (high - low)), low + 1), high - 1)
+        value = gap(m)
+        moved = "high" if value >= 0.0 else "low"
+        repeated, side = moved == side and high is not None, moved
+        if value >= 0.0:
+            high, high_gap = m, value
+        else:
+            previous = (low, low_gap)
+            low, low_gap = m, value
+    return low + 1
 
 
 def expected_half_width(sigma2: npt.ArrayLike, inflation: float, model: CoverageModel) -> Array:

@@ -123,12 +123,25 @@ def _branches(
     return none, exact, normal
 
 
+def _all_exact(s: Array, b: float) -> bool:
+    """Whether every s is in the exact formula's regime (``0 < s <= 10^4 b``)."""
+    return bool(np.all((s > 0) & (s <= _NORMAL_LIMIT * b)))
+
+
 def sum_sf(x: npt.ArrayLike, s: npt.ArrayLike, law: NoiseLaw) -> Array:
     """``P(s Z + noise > x)`` for ``x >= 0``, ``s >= 0`` (broadcast), Z standard normal independent of the noise."""
     xs, ss = np.broadcast_arrays(np.asarray(x, dtype=np.float64), np.asarray(s, dtype=np.float64))
     if law.kind == GAUSSIAN:
         return np.asarray(special.ndtr(-xs / np.hypot(ss, law.scale)), dtype=np.float64)
     b = law.scale
+    given_x, given_s = np.asarray(x, dtype=np.float64), np.asarray(s, dtype=np.float64)
+    if _all_exact(given_s, b):  # the same operations on the unbroadcast s (a row's s is shared by its x)
+        r, u = given_s / b, given_x / given_s
+        half_r2 = 0.5 * r * r
+        with np.errstate(over="ignore"):
+            second = 0.5 * np.exp(half_r2 - given_x / b + special.log_ndtr(u - r))
+            third = 0.5 * np.exp(half_r2 + given_x / b + special.log_ndtr(-u - r))
+        return np.asarray(np.clip(special.ndtr(-u) + second - third, 0.0, 1.0).reshape(xs.shape), dtype=np.float64)
     fx, fs = xs.reshape(-1), ss.reshape(-1)
     out = np.empty(fx.shape, dtype=np.float64)
     none, exact, normal = _branches(xs, ss, b)
@@ -163,6 +176,16 @@ def sum_pdf(x: npt.ArrayLike, s: npt.ArrayLike, law: NoiseLaw) -> Array:
         sd = np.hypot(ss, law.scale)
         return np.asarray(np.exp(-0.5 * (xs / sd) ** 2) / (math.sqrt(2.0 * math.pi) * sd), dtype=np.float64)
     b = law.scale
+    given_x, given_s = np.asarray(x, dtype=np.float64), np.asarray(s, dtype=np.float64)
+    if _all_exact(given_s, b):  # as in sum_sf
+        r, u = given_s / b, given_x / given_s
+        half_r2 = 0.5 * r * r
+        with np.errstate(over="ignore"):
+            density = (
+                np.exp(half_r2 - given_x / b + special.log_ndtr(u - r))
+                + np.exp(half_r2 + given_x / b + special.log_ndtr(-u - r))
+            ) / (2.0 * b)
+        return np.asarray(density.reshape(xs.shape), dtype=np.float64)
     fx, fs = xs.reshape(-1), ss.reshape(-1)
     out = np.empty(fx.shape, dtype=np.float64)
     none, exact, normal = _branches(xs, ss, b)
