@@ -355,6 +355,27 @@ def test_first_passing_returns_a_passing_step_above_a_failing_one_for_any_gap() 
         assert m == 0 or values[m - 1] < 0.0
 
 
+@pytest.mark.parametrize("n", [100, 5000])
+def test_the_worst_case_reads_the_same_coverages_when_it_skips_the_rare_atom_laws(n: int) -> None:
+    """The worst coverage per variance, computed on the credible laws only, is the minimum over every law's
+    coverage with the non-credible ones set to +inf (as first written)."""
+    model = _model(n)
+    grid, fractions = calibration._SIGMA2_GRID, calibration._DELTA_FRACTIONS
+    delta = np.sqrt(np.maximum(0.25 - grid, 0.0))[:, None] * fractions[None, :]
+    low, high = calibration.coupling_range(grid[:, None], delta)
+    rare_low, rare_high = calibration.rare_atom(grid[:, None], delta)
+    s2 = np.broadcast_to(grid[:, None], delta.shape)
+    couplings = np.concatenate((low, high, np.clip(0.0, low, high)), axis=1)
+    credible = np.concatenate(
+        (n * rare_low >= calibration.NORMAL_COUNT, n * rare_high >= calibration.NORMAL_COUNT, np.ones_like(low, bool)),
+        axis=1,
+    )
+    assert 0 < credible.sum() < credible.size  # some laws are skipped
+    every = calibration.coverage(np.hstack((s2, s2, s2)), couplings, np.hstack((delta, delta, delta)), 0.4, model)
+    expected = np.where(credible.reshape(-1), every, np.inf).reshape(grid.size, -1).min(axis=1)
+    assert np.array_equal(calibration._worst_at(grid, 0.4, model, calibration.FULL_RANGE), expected)
+
+
 def test_the_half_width_and_its_slope_share_h_bit_for_bit() -> None:
     for model in (_model(), _model(5000, 0.3)):
         h = calibration.half_width(model)
