@@ -1,5 +1,6 @@
 """The private-variance study scripts: ``private_variance_local_inflation.py`` (the inflation one variance needs
-on its own) and ``private_variance_rare_atom.py`` (a rare far atom, against NoisyVar)."""
+on its own), ``private_variance_rare_atom.py`` (a rare far atom, against NoisyVar) and ``plan_search_time.py``
+(the plan search's time, against another tree)."""
 
 from __future__ import annotations
 
@@ -54,3 +55,22 @@ def test_rare_atom_script_prints_a_row_per_probability(capsys: pytest.CaptureFix
 def test_rare_atom_script_refuses_an_atom_outside_the_bounds() -> None:
     with pytest.raises(SystemExit, match="outside"):
         _load("private_variance_rare_atom").main(["--n", "200", "--p", "0.001", "--trials", "1", "--sd", "0.1"])
+
+
+def test_plan_search_time_compares_two_trees_and_their_plans(capsys: pytest.CaptureFixture[str]) -> None:
+    """The same tree timed against itself: one row per (n, budget), a ratio, and the plans the same."""
+    script = _load("plan_search_time")
+    root = SCRIPTS.parent
+    script.main(["--n", "20", "--budgets", "GDP(1.0)", "--rounds", "1", "--against", str(root)])
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "| n | budget | this (s) | against (s) | this / against | plans |"
+    assert lines[1] == "|---" * 6 + "|"
+    cells = [cell.strip() for cell in lines[2].strip("|").split("|")]
+    assert cells[:2] == ["20", "GDP(1.0)"]
+    assert cells[-1] == "same"
+    assert all(float(value) > 0 for value in cells[2:5])
+
+
+def test_plan_search_time_refuses_a_folder_that_is_not_a_checkout(tmp_path: Path) -> None:
+    with pytest.raises(SystemExit):
+        _load("plan_search_time").main(["--against", str(tmp_path)])

@@ -1,6 +1,6 @@
 """An on-disk cache of the private-variance split searches, so that a new process does not redo them.
 
-A plan is public arithmetic on (n, the budget, the confidence, the spelling) and takes 0.3 to 2 s (the split
+A plan is public arithmetic on (n, the budget, the confidence, the spelling) and takes 0.2 to 1.1 s (the split
 search's coarse calibrations and one precise one); the process keeps it in memory, and this module keeps
 its three searched numbers - the share, the inflation k and the criterion - in
 ``$XDG_CACHE_HOME/privframe/plans`` (``~/.cache/privframe/plans``), beside the compiled-code cache. Set
