@@ -227,7 +227,14 @@ def test_first_auto_mean_interval_in_a_fresh_process(benchmark: Any, tmp_path: P
     benchmark.pedantic(first, rounds=1, iterations=1)
 
 
-@pytest.mark.parametrize("budget", ["PureDP(1.0)", "ApproxDP(5.0, 1e-6)", "GDP(1.0)"])
+@pytest.mark.parametrize(
+    "budget",
+    [
+        "PureDP(1.0)",
+        pytest.param("ApproxDP(5.0, 1e-6)", marks=pytest.mark.slow),
+        pytest.param("GDP(1.0)", marks=pytest.mark.slow),
+    ],
+)
 def test_first_auto_mean_interval_at_a_new_n(benchmark: Any, tmp_path: Path, budget: str) -> None:
     """The same call with no plan stored (``PRIVFRAME_PLAN_CACHE=0``): a fresh process at an n it has not
     seen, which searches the private-variance plan (nine coarse calibrations, one precise)."""
