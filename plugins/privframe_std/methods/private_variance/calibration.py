@@ -166,8 +166,6 @@ class HalfWidth:
     """
 
     def __init__(self, n: int, law: NoiseLaw, confidence: float, factor: float, v_top: float) -> None:
-        from scipy import interpolate  # on first use: loading the plugins stays light
-
         self.n = n
         self.law = law
         self.tail = 0.5 * (1.0 - confidence)
@@ -178,6 +176,8 @@ class HalfWidth:
         self._spline: interpolate.CubicSpline | None = None
         self._inverse: interpolate.PchipInterpolator | None = None
         if law.kind == LAPLACE:
+            from scipy import interpolate  # on first use, and only here: Gaussian noise has a closed form
+
             w = np.linspace(0.0, self.w_top, _TABLE_POINTS)
             log_h = np.log(sum_upper_quantile(self.tail, law.scale * np.sinh(w), law))
             self._spline = interpolate.CubicSpline(w, log_h)
