@@ -204,10 +204,6 @@ class HalfWidth:
             return np.asarray(self.z * self.law.scale * np.cosh(w), dtype=np.float64)
         return np.asarray(np.exp(self._spline(w)), dtype=np.float64)
 
-    def derivative_w(self, w: Array) -> Array:
-        """dH/dw."""
-        return self.with_derivative(w)[1]
-
     def with_derivative(self, w: Array) -> tuple[Array, Array]:
         """``(H, dH/dw)`` at w, sharing H (the derivative of ``exp(log H)`` is ``H (log H)'``)."""
         if self._spline is None:
