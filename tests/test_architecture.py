@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import os
 import pickle
 import subprocess
 import sys
@@ -61,6 +62,24 @@ def test_a_first_small_interval_loads_neither_scipy_special_nor_numba() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
     assert out.stdout.split() == ["none", "True"]  # the plugins did load, and paid for nothing heavy
+
+
+@pytest.mark.parametrize("statistic", ["median", "mean"])
+def test_the_default_path_of_a_median_or_a_mean_never_imports_scipy_stats(statistic: str) -> None:
+    """``method="auto"`` runs rank-quantile on a median and private-variance on a mean; neither plan needs
+    scipy.stats (0.6 s of a fresh process): the binomial tails come from scipy.special's ufuncs
+    (``privframe_std.methods.rank_quantile.binomial``)."""
+    code = (
+        "import sys, numpy as np, privframe as pf\n"
+        "x = np.random.default_rng(0).lognormal(size=1000).clip(0, 20)\n"
+        f"r = pf.confidence_interval(x, {statistic!r}, method='auto', budget=pf.PureDP(1.0), bounds=(0, 20), rng=1)\n"
+        "print(r.method, 'scipy.stats' in sys.modules)"
+    )
+    env = {key: value for key, value in os.environ.items() if key != "PRIVFRAME_PLAN_CACHE"}
+    env["PRIVFRAME_PLAN_CACHE"] = "0"  # the plan is searched, not read from disk
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT, env=env)
+    method = {"median": "rank-quantile", "mean": "private-variance"}[statistic]
+    assert out.stdout.split() == [method, "False"]
 
 
 def _imports(path: Path, package: str) -> set[str]:

@@ -35,6 +35,7 @@ from privframe._typing import LazyModule
 from privframe.errors import ConfigError, DataError
 from privframe.privacy.selection import exact_choice
 from privframe_std.mechanisms.exponential import grid_points
+from privframe_std.methods.rank_quantile.binomial import binom_cdf, binom_pmf, binom_sf
 from privframe_std.methods.rank_quantile.budget import GDP_ACCOUNTING, selection_epsilon
 
 special = LazyModule("scipy.special")  # imported on first use (0.2 s the plugins' loading need not pay)
@@ -199,18 +200,16 @@ def miss_bound(depth: int, n: int, p: float, rate: float, log_factor: float) -> 
 
     Returns 0 for ``depth <= 0`` (the end is the bound itself) and 1 for ``depth > n``.
     """
-    from scipy import stats  # on first use: loading the plugins stays light
-
     if depth <= 0:
         return 0.0
     if depth > n:
         return 1.0
     span = min(n - depth, math.ceil((max(log_factor, 0.0) + 60.0) / rate))
     offsets = np.arange(span + 1, dtype=np.float64)
-    pmf = stats.binom.pmf(depth + offsets, n, p)
+    pmf = binom_pmf(depth + offsets, n, p)
     phi = special.expit(log_factor - rate * (offsets + 1.0))
-    tail = float(special.expit(log_factor - rate * (span + 2.0))) * float(stats.binom.sf(depth + span, n, p))
-    return float(stats.binom.cdf(depth - 1, n, p)) + math.fsum(pmf * phi) + tail
+    tail = float(special.expit(log_factor - rate * (span + 2.0))) * binom_sf(depth + span, n, p)
+    return binom_cdf(depth - 1, n, p) + math.fsum(pmf * phi) + tail
 
 
 def calibrated_depth(n: int, p: float, rate: float, log_factor: float, alpha: float) -> int:

@@ -1,0 +1,75 @@
+"""The binomial law's pmf, cdf and sf, the doubles ``scipy.stats.binom`` gives, without importing scipy.stats.
+
+Importing scipy.stats takes about 0.6 s (its distributions build their docstrings at import), and the
+rank-quantile plan's calibration needs only these three functions of ``Binomial(n, p)``. ``scipy.stats.binom``
+evaluates them with scipy.special's binomial ufuncs (``scipy.special._ufuncs._binom_pmf``, ``_binom_cdf``,
+``_binom_sf``) and, for valid parameters, only clips the result to ``[0, 1]`` inside the support and fills
+in 0 or 1 outside it: that is what this module does. Those ufuncs are private to scipy; where a scipy
+lacks them, ``scipy.stats.binom`` itself is called. ``tests/test_rank_quantile_binomial.py`` checks the
+doubles against ``scipy.stats.binom`` bit for bit.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["binom_cdf", "binom_pmf", "binom_sf"]
+
+Array = npt.NDArray[np.float64]
+
+
+def _ufunc(name: str) -> Callable[..., Any] | None:
+    """scipy.special's private binomial ufunc ``name``, or None where this scipy has none."""
+    try:
+        from scipy.special import _ufuncs
+    except ImportError:  # pragma: no cover - every supported scipy has the module
+        return None
+    found = getattr(_ufuncs, name, None)
+    return found if callable(found) else None
+
+
+def binom_pmf(k: npt.ArrayLike, n: int, p: float) -> Array:
+    """``P(B = k)`` for ``B ~ Binomial(n, p)`` at each k (0 off the integers in ``[0, n]``)."""
+    ks = np.asarray(k, dtype=np.float64)
+    pmf = _ufunc("_binom_pmf")
+    if pmf is None:
+        from scipy import stats
+
+        return np.asarray(stats.binom.pmf(ks, n, p), dtype=np.float64)
+    inside = (ks >= 0) & (ks <= n) & (ks == np.floor(ks))
+    out = np.zeros(ks.shape, dtype=np.float64)
+    out[inside] = np.clip(pmf(ks[inside], float(n), p), 0.0, 1.0)
+    return out
+
+
+def binom_cdf(k: float, n: int, p: float) -> float:
+    """``P(B <= k)`` for ``B ~ Binomial(n, p)``."""
+    cdf = _ufunc("_binom_cdf")
+    if cdf is None:
+        from scipy import stats
+
+        return float(stats.binom.cdf(k, n, p))
+    if k >= n:
+        return 1.0
+    if k < 0:
+        return 0.0
+    return float(np.clip(cdf(float(math.floor(k)), float(n), p), 0.0, 1.0))
+
+
+def binom_sf(k: float, n: int, p: float) -> float:
+    """``P(B > k)`` for ``B ~ Binomial(n, p)``."""
+    sf = _ufunc("_binom_sf")
+    if sf is None:
+        from scipy import stats
+
+        return float(stats.binom.sf(k, n, p))
+    if k >= n:
+        return 0.0
+    if k < 0:
+        return 1.0
+    return float(np.clip(sf(float(math.floor(k)), float(n), p), 0.0, 1.0))

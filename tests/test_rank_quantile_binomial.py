@@ -1,0 +1,80 @@
+"""The binomial pmf, cdf and sf of the rank-quantile calibration: the doubles scipy.stats.binom gives, bit for
+bit, on random and edge arguments, with and without scipy.special's private binomial ufuncs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from privframe_std.methods.rank_quantile import binomial, core
+
+
+def _cases() -> list[tuple[int, int, float]]:
+    rng = np.random.default_rng(7)
+    ns = np.concatenate([[1, 2, 3, 10, 99], rng.integers(1, 10**6, 300)])
+    cases = []
+    for n in ns:
+        for p in (1e-9, 0.03, 0.5, float(rng.uniform(0.0, 1.0)), 1.0 - 1e-12, 0.0, 1.0):
+            for k in {-2, -1, 0, 1, int(n) // 3, int(n) - 1, int(n), int(n) + 1}:
+                cases.append((k, int(n), float(p)))
+    return cases
+
+
+CASES = _cases()
+
+
+def _same(mine: float, theirs: float) -> bool:
+    return mine == theirs or (np.isnan(mine) and np.isnan(theirs))
+
+
+def test_pmf_cdf_and_sf_are_scipy_stats_bit_for_bit() -> None:
+    for k, n, p in CASES:
+        assert _same(float(binomial.binom_pmf(k, n, p)), float(stats.binom.pmf(k, n, p))), (k, n, p)
+        assert _same(binomial.binom_cdf(k, n, p), float(stats.binom.cdf(k, n, p))), (k, n, p)
+        assert _same(binomial.binom_sf(k, n, p), float(stats.binom.sf(k, n, p))), (k, n, p)
+
+
+def test_the_pmf_takes_arrays_and_non_integers() -> None:
+    k = np.array([-1.0, 0.0, 2.5, 3.0, 7.0, 8.0, 9.0])
+    assert np.array_equal(binomial.binom_pmf(k, 8, 0.3), stats.binom.pmf(k, 8, 0.3))
+    assert binomial.binom_cdf(3.5, 8, 0.3) == stats.binom.cdf(3.5, 8, 0.3)
+    assert binomial.binom_sf(3.5, 8, 0.3) == stats.binom.sf(3.5, 8, 0.3)
+
+
+def test_without_the_private_ufuncs_scipy_stats_is_used(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(binomial, "_ufunc", lambda name: None)
+    for k, n, p in CASES[:200]:
+        assert _same(float(binomial.binom_pmf(k, n, p)), float(stats.binom.pmf(k, n, p)))
+        assert _same(binomial.binom_cdf(k, n, p), float(stats.binom.cdf(k, n, p)))
+        assert _same(binomial.binom_sf(k, n, p), float(stats.binom.sf(k, n, p)))
+
+
+def _miss_bound_with_scipy_stats(depth: int, n: int, p: float, rate: float, log_factor: float) -> float:
+    """``core.miss_bound`` as first written, on scipy.stats.binom (the oracle)."""
+    import math
+
+    from scipy import special
+
+    if depth <= 0:
+        return 0.0
+    if depth > n:
+        return 1.0
+    span = min(n - depth, math.ceil((max(log_factor, 0.0) + 60.0) / rate))
+    offsets = np.arange(span + 1, dtype=np.float64)
+    pmf = stats.binom.pmf(depth + offsets, n, p)
+    phi = special.expit(log_factor - rate * (offsets + 1.0))
+    tail = float(special.expit(log_factor - rate * (span + 2.0))) * float(stats.binom.sf(depth + span, n, p))
+    return float(stats.binom.cdf(depth - 1, n, p)) + math.fsum(pmf * phi) + tail
+
+
+def test_the_miss_bound_is_the_one_computed_with_scipy_stats() -> None:
+    rng = np.random.default_rng(3)
+    for _ in range(300):
+        n = int(rng.integers(2, 200_000))
+        depth = int(rng.integers(-1, n + 2))
+        p = float(rng.uniform(0.01, 0.99))
+        rate, log_factor = float(rng.uniform(0.01, 3.0)), float(rng.uniform(-2.0, 12.0))
+        assert core.miss_bound(depth, n, p, rate, log_factor) == _miss_bound_with_scipy_stats(
+            depth, n, p, rate, log_factor
+        )
