@@ -137,6 +137,18 @@ def test_partition_size_rules_and_errors() -> None:
 # exact multinomial counts
 
 
+@pytest.mark.parametrize("lam", [1.0, 3.7, 27.6, 216.4, 813.9, 50_000.5])
+def test_the_poisson_tables_cdf_is_scipy_stats_bit_for_bit(lam: float) -> None:
+    """The table's CDF comes from ``scipy.special.pdtr`` (scipy.stats is never imported for it): the doubles
+    of ``scipy.stats.poisson.cdf``."""
+    from privframe_std.samplers.bootstrap import _poisson_table
+
+    _, cdf = _poisson_table(lam)
+    expected = stats.poisson.cdf(np.arange(cdf.size), lam)
+    expected[-1] = 1.0
+    assert np.array_equal(cdf, expected)
+
+
 def test_poisson_table_inversion_is_exact() -> None:
     """1.6 million table-inverted Poisson(27.6) draws against the Poisson pmf (cells with >= 50 expected pooled).
 
