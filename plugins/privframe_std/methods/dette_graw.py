@@ -13,6 +13,7 @@ import numpy.typing as npt
 import privframe.plugin as pp
 from privframe._typing import LazyModule
 from privframe.errors import BudgetError, ConfigError
+from privframe_std._binomial import binom_logpmf
 from privframe_std.distributed.evaluate import evaluate_distributed
 from privframe_std.distributed.local import evaluate_resamples
 
@@ -46,12 +47,10 @@ def multiplicity_pmf(n: int, m: int) -> tuple[FloatArray, FloatArray]:
     binomial is dominated, for moderate mu0, by resamples made almost entirely of copies of one record
     (``P(K = m) = n^-m``); such events could only ever cost a delta of ``B * 1e-300``.
     """
-    from scipy import stats  # on first use: loading the plugins stays light
-
     lam = m / n
     cap = min(m, math.ceil(lam + 40.0 * math.sqrt(lam + 1.0) + 700.0))
     k = np.arange(cap + 1, dtype=np.float64)
-    log_pmf = np.asarray(stats.binom.logpmf(k, m, 1.0 / n), dtype=np.float64)
+    log_pmf = binom_logpmf(k, m, 1.0 / n)
     log_tail = np.append(np.logaddexp.accumulate(log_pmf[::-1])[::-1][1:], -np.inf)  # log P(K > k)
     k_max = int(np.argmax(log_tail < math.log(TAIL)))
     return k[: k_max + 1], log_pmf[: k_max + 1]

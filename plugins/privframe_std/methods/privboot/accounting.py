@@ -44,6 +44,7 @@ import numpy.typing as npt
 from privframe._typing import LazyModule
 from privframe.errors import BudgetError, ConfigError
 from privframe.privacy import accounting
+from privframe_std._binomial import binom_logpmf, binom_pmf
 
 special = LazyModule("scipy.special")  # imported on first use (0.2 s the plugins' loading need not pay)
 
@@ -82,12 +83,10 @@ Mixture = tuple[FloatArray, FloatArray, float]
 
 def bootstrap_mixture(n: int) -> Mixture:
     """Values k >= 1, weights P(K = k | K >= 1) for K ~ Bin(n, 1/n), and p = P(K >= 1)."""
-    from scipy import stats  # on first use: loading the plugins stays light
-
     p = -math.expm1(n * math.log1p(-1.0 / n)) if n > 1 else 1.0
     kmax = min(n, 120)  # P(K > 120) < 1e-190: below anything a delta can resolve
     k = np.arange(1, kmax + 1, dtype=np.float64)
-    pmf = stats.binom.pmf(k, n, 1.0 / n) if n > 1 else np.ones(1)
+    pmf = binom_pmf(k, n, 1.0 / n) if n > 1 else np.ones(1)
     keep = pmf > 0
     return k[keep], pmf[keep] / p, p
 
@@ -317,8 +316,6 @@ def resample_mixture(n: int, m: int) -> Mixture:
     k runs up to the first k_max with ``P(K > k_max) < 1e-300``; the weight left out is ``1 - sum(w)``.
     ``resample_mixture(n, n)`` is the n-out-of-n bootstrap's law (``bootstrap_mixture`` stops at k = 120).
     """
-    from scipy import stats  # on first use: loading the plugins stays light
-
     if n < 1 or m < 1:
         raise ConfigError("need n >= 1 and m >= 1", path="m")
     if n == 1:
@@ -327,7 +324,7 @@ def resample_mixture(n: int, m: int) -> Mixture:
     lam = m / n
     cap = min(m, math.ceil(lam + 40.0 * math.sqrt(lam + 1.0) + 700.0))
     k = np.arange(1, cap + 1, dtype=np.float64)
-    log_pmf = np.asarray(stats.binom.logpmf(k, m, 1.0 / n), dtype=np.float64)
+    log_pmf = binom_logpmf(k, m, 1.0 / n)
     log_tail = np.append(np.logaddexp.accumulate(log_pmf[::-1])[::-1][1:], -np.inf)  # log P(K > k)
     count = int(np.argmax(log_tail < math.log(1e-300))) + 1
     k, log_pmf = k[:count], log_pmf[:count]

@@ -34,8 +34,8 @@ import privframe.plugin as pp
 from privframe._typing import LazyModule
 from privframe.errors import ConfigError, DataError
 from privframe.privacy.selection import exact_choice
+from privframe_std._binomial import binom_cdf, binom_pmf, binom_sf
 from privframe_std.mechanisms.exponential import grid_points
-from privframe_std.methods.rank_quantile.binomial import binom_cdf, binom_pmf, binom_sf
 from privframe_std.methods.rank_quantile.budget import GDP_ACCOUNTING, selection_epsilon
 
 special = LazyModule("scipy.special")  # imported on first use (0.2 s the plugins' loading need not pay)

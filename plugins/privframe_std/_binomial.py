@@ -1,12 +1,14 @@
-"""The binomial law's pmf, cdf and sf, the doubles ``scipy.stats.binom`` gives, without importing scipy.stats.
+"""The binomial law's pmf, log-pmf, cdf and sf: the doubles ``scipy.stats.binom`` gives, without importing
+scipy.stats.
 
 Importing scipy.stats takes about 0.6 s (its distributions build their docstrings at import), and the
-rank-quantile plan's calibration needs only these three functions of ``Binomial(n, p)``. ``scipy.stats.binom``
-evaluates them with scipy.special's binomial ufuncs (``scipy.special._ufuncs._binom_pmf``, ``_binom_cdf``,
-``_binom_sf``) and, for valid parameters, only clips the result to ``[0, 1]`` inside the support and fills
-in 0 or 1 outside it: that is what this module does. Those ufuncs are private to scipy; where a scipy
-lacks them, ``scipy.stats.binom`` itself is called. ``tests/test_rank_quantile_binomial.py`` checks the
-doubles against ``scipy.stats.binom`` bit for bit.
+standard plugins need only these functions of ``Binomial(n, p)``: rank-quantile's calibration, and the
+resampling laws of Dette-Graw and PrivBoot. For valid parameters ``scipy.stats.binom`` evaluates them with
+scipy.special - the private binomial ufuncs ``scipy.special._ufuncs._binom_pmf``, ``_binom_cdf`` and
+``_binom_sf``, and ``gammaln``, ``xlogy`` and ``xlog1py`` for the log-pmf - then clips to ``[0, 1]`` inside
+the support and fills in 0, 1 or -inf outside it; that is what this module does. Where a scipy lacks the
+private ufuncs, ``scipy.stats.binom`` itself is called. ``tests/test_binomial.py`` checks every double
+against ``scipy.stats.binom``, bit for bit.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["binom_cdf", "binom_pmf", "binom_sf"]
+__all__ = ["binom_cdf", "binom_logpmf", "binom_pmf", "binom_sf"]
 
 Array = npt.NDArray[np.float64]
 
@@ -44,6 +46,21 @@ def binom_pmf(k: npt.ArrayLike, n: int, p: float) -> Array:
     inside = (ks >= 0) & (ks <= n) & (ks == np.floor(ks))
     out = np.zeros(ks.shape, dtype=np.float64)
     out[inside] = np.clip(pmf(ks[inside], float(n), p), 0.0, 1.0)
+    return out
+
+
+def binom_logpmf(k: npt.ArrayLike, n: int, p: float) -> Array:
+    """``log P(B = k)`` for ``B ~ Binomial(n, p)`` at each k (-inf off the integers in ``[0, n]``):
+    ``log C(n, k) + k log p + (n - k) log(1 - p)`` through ``gammaln``, ``xlogy`` and ``xlog1py``."""
+    from scipy import special
+
+    ks = np.asarray(k, dtype=np.float64)
+    inside = (ks >= 0) & (ks <= n) & (ks == np.floor(ks))
+    out = np.full(ks.shape, -np.inf, dtype=np.float64)
+    kept = np.floor(ks[inside])
+    size = float(n)
+    choose = special.gammaln(size + 1) - (special.gammaln(kept + 1) + special.gammaln(size - kept + 1))
+    out[inside] = choose + special.xlogy(kept, p) + special.xlog1py(size - kept, -p)
     return out
 
 

@@ -1,5 +1,6 @@
-"""The binomial pmf, cdf and sf of the rank-quantile calibration: the doubles scipy.stats.binom gives, bit for
-bit, on random and edge arguments, with and without scipy.special's private binomial ufuncs."""
+"""The binomial pmf, log-pmf, cdf and sf of the standard plugins (rank-quantile's calibration, Dette-Graw's and
+PrivBoot's resampling laws): the doubles scipy.stats.binom gives, bit for bit, on random and edge arguments,
+with and without scipy.special's private binomial ufuncs."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from privframe_std.methods.rank_quantile import binomial, core
+from privframe_std import _binomial as binomial
+from privframe_std.methods.rank_quantile import core
 
 
 def _cases() -> list[tuple[int, int, float]]:
@@ -31,6 +33,7 @@ def _same(mine: float, theirs: float) -> bool:
 def test_pmf_cdf_and_sf_are_scipy_stats_bit_for_bit() -> None:
     for k, n, p in CASES:
         assert _same(float(binomial.binom_pmf(k, n, p)), float(stats.binom.pmf(k, n, p))), (k, n, p)
+        assert _same(float(binomial.binom_logpmf(k, n, p)), float(stats.binom.logpmf(k, n, p))), (k, n, p)
         assert _same(binomial.binom_cdf(k, n, p), float(stats.binom.cdf(k, n, p))), (k, n, p)
         assert _same(binomial.binom_sf(k, n, p), float(stats.binom.sf(k, n, p))), (k, n, p)
 
@@ -38,6 +41,10 @@ def test_pmf_cdf_and_sf_are_scipy_stats_bit_for_bit() -> None:
 def test_the_pmf_takes_arrays_and_non_integers() -> None:
     k = np.array([-1.0, 0.0, 2.5, 3.0, 7.0, 8.0, 9.0])
     assert np.array_equal(binomial.binom_pmf(k, 8, 0.3), stats.binom.pmf(k, 8, 0.3))
+    assert np.array_equal(binomial.binom_logpmf(k, 8, 0.3), stats.binom.logpmf(k, 8, 0.3))
+    wide = np.arange(0.0, 1200.0)  # Dette-Graw's and PrivBoot's multiplicities: K ~ Bin(m, 1/n)
+    assert np.array_equal(binomial.binom_logpmf(wide, 10**6, 1e-6), stats.binom.logpmf(wide, 10**6, 1e-6))
+    assert np.array_equal(binomial.binom_pmf(wide[1:121], 5000, 1 / 5000), stats.binom.pmf(wide[1:121], 5000, 1 / 5000))
     assert binomial.binom_cdf(3.5, 8, 0.3) == stats.binom.cdf(3.5, 8, 0.3)
     assert binomial.binom_sf(3.5, 8, 0.3) == stats.binom.sf(3.5, 8, 0.3)
 
