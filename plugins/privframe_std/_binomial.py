@@ -66,27 +66,23 @@ def binom_logpmf(k: npt.ArrayLike, n: int, p: float) -> Array:
 
 def binom_cdf(k: float, n: int, p: float) -> float:
     """``P(B <= k)`` for ``B ~ Binomial(n, p)``."""
-    cdf = _ufunc("_binom_cdf")
-    if cdf is None:
-        from scipy import stats
-
-        return float(stats.binom.cdf(k, n, p))
-    if k >= n:
-        return 1.0
-    if k < 0:
-        return 0.0
-    return float(np.clip(cdf(float(math.floor(k)), float(n), p), 0.0, 1.0))
+    return _tail("cdf", k, n, p, below_support=0.0, above_support=1.0)
 
 
 def binom_sf(k: float, n: int, p: float) -> float:
     """``P(B > k)`` for ``B ~ Binomial(n, p)``."""
-    sf = _ufunc("_binom_sf")
-    if sf is None:
+    return _tail("sf", k, n, p, below_support=1.0, above_support=0.0)
+
+
+def _tail(which: str, k: float, n: int, p: float, below_support: float, above_support: float) -> float:
+    """The cdf or sf at k: fixed values off the support (``k < 0``, ``k >= n``), the ufunc at floor(k) on it."""
+    ufunc = _ufunc(f"_binom_{which}")
+    if ufunc is None:
         from scipy import stats
 
-        return float(stats.binom.sf(k, n, p))
+        return float(getattr(stats.binom, which)(k, n, p))
     if k >= n:
-        return 0.0
+        return above_support
     if k < 0:
-        return 1.0
-    return float(np.clip(sf(float(math.floor(k)), float(n), p), 0.0, 1.0))
+        return below_support
+    return float(np.clip(ufunc(float(math.floor(k)), float(n), p), 0.0, 1.0))

@@ -186,20 +186,25 @@ pf.confidence_interval(x, "mean", method="cr-gs", budget=pf.GDP(1.0), bounds=(0,
 """
 
 
+def _first_call(benchmark: Any, env: dict[str, str], code: str, name: str, label: str, rounds: int = 3) -> None:
+    """Time ``code`` in fresh interpreters beside ``import numpy`` alone, after one run that writes the
+    bytecode caches and warms numba's compile cache."""
+
+    def first() -> object:
+        return subprocess.run([sys.executable, "-c", code], check=True, env=env)
+
+    first()
+    medians = interleaved({name: first, "numpy": _fresh_import("numpy", env)}, rounds=rounds)
+    _record(benchmark, label, medians, medians[name], " s")
+    benchmark.pedantic(first, rounds=1, iterations=1)
+
+
 def test_first_interval_in_a_fresh_process(benchmark: Any, tmp_path: Path) -> None:
     """Target: a fresh interpreter's first interval (import, plugin loading, the compiled kernels' cache
     loads, one cr-gs call at n = 1000) in at most 0.5 s, the compile cache warm; ``import numpy`` alone is
     timed beside it."""
     env = _bytecode_env(tmp_path)
-
-    def first() -> object:
-        return subprocess.run([sys.executable, "-c", _FIRST_CALL], check=True, env=env)
-
-    first()  # writes the bytecode caches and warms numba's compile cache
-    contenders = {"first_interval": first, "numpy": _fresh_import("numpy", env)}
-    medians = interleaved(contenders, rounds=5)
-    _record(benchmark, "first interval in a fresh process", medians, medians["first_interval"], " s")
-    benchmark.pedantic(first, rounds=1, iterations=1)
+    _first_call(benchmark, env, _FIRST_CALL, "first_interval", "first interval in a fresh process", rounds=5)
 
 
 _FIRST_AUTO_MEAN = """
@@ -213,18 +218,10 @@ pf.confidence_interval(x, "mean", method="auto", budget=pf.PureDP(1.0), bounds=(
 def test_first_auto_mean_interval_in_a_fresh_process(benchmark: Any, tmp_path: Path) -> None:
     """The same for the default path of a mean, ``method="auto"`` at ``PureDP(1)``, n = 1000: auto runs
     private-variance, whose plan (the budget split and the calibrated inflation, public arithmetic cached
-    per process) is computed on a process's first call at each (n, budget, confidence). Measured beside
+    per process and on disk) is computed on the first call at each (n, budget, confidence). Measured beside
     the cr-gs figure above; the 0.5 s target was set on cr-gs."""
     env = _bytecode_env(tmp_path)
-
-    def first() -> object:
-        return subprocess.run([sys.executable, "-c", _FIRST_AUTO_MEAN], check=True, env=env)
-
-    first()
-    contenders = {"first_auto_mean": first, "numpy": _fresh_import("numpy", env)}
-    medians = interleaved(contenders, rounds=3)
-    _record(benchmark, "first auto mean interval in a fresh process", medians, medians["first_auto_mean"], " s")
-    benchmark.pedantic(first, rounds=1, iterations=1)
+    _first_call(benchmark, env, _FIRST_AUTO_MEAN, "first_auto_mean", "first auto mean interval in a fresh process")
 
 
 _FIRST_AUTO_MEDIAN = """
@@ -239,15 +236,8 @@ def test_first_auto_median_interval_in_a_fresh_process(benchmark: Any, tmp_path:
     """The default path of a median, ``method="auto"`` at ``PureDP(1)``, n = 1000 (auto runs rank-quantile,
     whose plan calibrates its ranks with binomial tails), measured as the mean's above."""
     env = _bytecode_env(tmp_path)
-
-    def first() -> object:
-        return subprocess.run([sys.executable, "-c", _FIRST_AUTO_MEDIAN], check=True, env=env)
-
-    first()
-    contenders = {"first_auto_median": first, "numpy": _fresh_import("numpy", env)}
-    medians = interleaved(contenders, rounds=3)
-    _record(benchmark, "first auto median interval in a fresh process", medians, medians["first_auto_median"], " s")
-    benchmark.pedantic(first, rounds=1, iterations=1)
+    label = "first auto median interval in a fresh process"
+    _first_call(benchmark, env, _FIRST_AUTO_MEDIAN, "first_auto_median", label)
 
 
 @pytest.mark.parametrize(
@@ -263,21 +253,8 @@ def test_first_auto_mean_interval_at_a_new_n(benchmark: Any, tmp_path: Path, bud
     seen, which searches the private-variance plan (nine coarse calibrations, one precise)."""
     env = _bytecode_env(tmp_path) | {"PRIVFRAME_PLAN_CACHE": "0"}
     code = _FIRST_AUTO_MEAN.replace("pf.PureDP(1.0)", f"pf.{budget}")
-
-    def first() -> object:
-        return subprocess.run([sys.executable, "-c", code], check=True, env=env)
-
-    first()
-    contenders = {"first_auto_mean_new_n": first, "numpy": _fresh_import("numpy", env)}
-    medians = interleaved(contenders, rounds=3)
-    _record(
-        benchmark,
-        f"first auto mean interval at a new n, {budget}",
-        medians,
-        medians["first_auto_mean_new_n"],
-        " s",
-    )
-    benchmark.pedantic(first, rounds=1, iterations=1)
+    label = f"first auto mean interval at a new n, {budget}"
+    _first_call(benchmark, env, code, "first_auto_mean_new_n", label)
 
 
 _FAULTS = """
