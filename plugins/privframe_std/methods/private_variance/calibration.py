@@ -286,10 +286,7 @@ def coverage(
         slope = sign * rho + model.kappa
         centre = np.maximum(shift, 0.0)
         for _ in range(_FIXED_POINT_STEPS):
-            following = np.clip(shift + slope * h(centre), 0.0, h.v_top)
-            if np.array_equal(following, centre):  # a fixed point to the last bit: the steps left change nothing
-                break
-            centre = following
+            centre = np.clip(shift + slope * h(centre), 0.0, h.v_top)
         u_low = np.minimum(np.sqrt(np.maximum(centre - width, 0.0)), u_top)
         u_high = np.minimum(np.sqrt(centre + width), u_top)
         parts = [_ranges(0.0 * u_low, u_low, _BULK_PANELS), _ranges(u_low, u_high, _EDGE_PANELS)]

@@ -128,6 +128,18 @@ def _all_exact(s: Array, b: float) -> bool:
     return bool(np.all((s > 0) & (s <= _NORMAL_LIMIT * b)))
 
 
+def _exponentials(x: Array, s: Array, b: float) -> tuple[Array, Array, Array]:
+    """``(u, E_-, E_+)`` of the exact regime: ``u = x / s`` and ``E_-+ = exp(r^2/2 -+ x/b + log Phi(+-u - r))``
+    with ``r = s / b`` (broadcast). The survival function is ``Phi(-u) + (E_- - E_+) / 2``, the density
+    ``(E_- + E_+) / 2b``."""
+    r, u = s / b, x / s
+    half_r2 = 0.5 * r * r
+    with np.errstate(over="ignore"):
+        lower = np.exp(half_r2 - x / b + special.log_ndtr(u - r))
+        upper = np.exp(half_r2 + x / b + special.log_ndtr(-u - r))
+    return u, lower, upper
+
+
 def sum_sf(x: npt.ArrayLike, s: npt.ArrayLike, law: NoiseLaw) -> Array:
     """``P(s Z + noise > x)`` for ``x >= 0``, ``s >= 0`` (broadcast), Z standard normal independent of the noise."""
     xs, ss = np.broadcast_arrays(np.asarray(x, dtype=np.float64), np.asarray(s, dtype=np.float64))
@@ -136,25 +148,15 @@ def sum_sf(x: npt.ArrayLike, s: npt.ArrayLike, law: NoiseLaw) -> Array:
     b = law.scale
     given_x, given_s = np.asarray(x, dtype=np.float64), np.asarray(s, dtype=np.float64)
     if _all_exact(given_s, b):  # the same operations on the unbroadcast s (a row's s is shared by its x)
-        r, u = given_s / b, given_x / given_s
-        half_r2 = 0.5 * r * r
-        with np.errstate(over="ignore"):
-            second = 0.5 * np.exp(half_r2 - given_x / b + special.log_ndtr(u - r))
-            third = 0.5 * np.exp(half_r2 + given_x / b + special.log_ndtr(-u - r))
-        return np.asarray(np.clip(special.ndtr(-u) + second - third, 0.0, 1.0).reshape(xs.shape), dtype=np.float64)
+        u, lower, upper = _exponentials(given_x, given_s, b)
+        return np.asarray(np.clip(special.ndtr(-u) + 0.5 * lower - 0.5 * upper, 0.0, 1.0).reshape(xs.shape))
     fx, fs = xs.reshape(-1), ss.reshape(-1)
     out = np.empty(fx.shape, dtype=np.float64)
     none, exact, normal = _branches(xs, ss, b)
     out[none] = 0.5 * np.exp(-fx[none] / b)
     out[normal] = special.ndtr(-fx[normal] / np.sqrt(fs[normal] ** 2 + 2.0 * b * b))
-    xe, se = fx[exact], fs[exact]
-    r = se / b
-    u = xe / se
-    half_r2 = 0.5 * r * r
-    with np.errstate(over="ignore"):
-        second = 0.5 * np.exp(half_r2 - xe / b + special.log_ndtr(u - r))
-        third = 0.5 * np.exp(half_r2 + xe / b + special.log_ndtr(-u - r))
-    out[exact] = special.ndtr(-u) + second - third
+    u, lower, upper = _exponentials(fx[exact], fs[exact], b)
+    out[exact] = special.ndtr(-u) + 0.5 * lower - 0.5 * upper
     return np.asarray(np.clip(out, 0.0, 1.0).reshape(xs.shape), dtype=np.float64)
 
 
@@ -178,28 +180,16 @@ def sum_pdf(x: npt.ArrayLike, s: npt.ArrayLike, law: NoiseLaw) -> Array:
     b = law.scale
     given_x, given_s = np.asarray(x, dtype=np.float64), np.asarray(s, dtype=np.float64)
     if _all_exact(given_s, b):  # as in sum_sf
-        r, u = given_s / b, given_x / given_s
-        half_r2 = 0.5 * r * r
-        with np.errstate(over="ignore"):
-            density = (
-                np.exp(half_r2 - given_x / b + special.log_ndtr(u - r))
-                + np.exp(half_r2 + given_x / b + special.log_ndtr(-u - r))
-            ) / (2.0 * b)
-        return np.asarray(density.reshape(xs.shape), dtype=np.float64)
+        _, lower, upper = _exponentials(given_x, given_s, b)
+        return np.asarray(((lower + upper) / (2.0 * b)).reshape(xs.shape), dtype=np.float64)
     fx, fs = xs.reshape(-1), ss.reshape(-1)
     out = np.empty(fx.shape, dtype=np.float64)
     none, exact, normal = _branches(xs, ss, b)
     out[none] = np.exp(-np.abs(fx[none]) / b) / (2.0 * b)
     sd = np.sqrt(fs[normal] ** 2 + 2.0 * b * b)
     out[normal] = np.exp(-0.5 * (fx[normal] / sd) ** 2) / (math.sqrt(2.0 * math.pi) * sd)
-    xe, se = fx[exact], fs[exact]
-    r = se / b
-    u = xe / se
-    half_r2 = 0.5 * r * r
-    with np.errstate(over="ignore"):
-        out[exact] = (
-            np.exp(half_r2 - xe / b + special.log_ndtr(u - r)) + np.exp(half_r2 + xe / b + special.log_ndtr(-u - r))
-        ) / (2.0 * b)
+    _, lower, upper = _exponentials(fx[exact], fs[exact], b)
+    out[exact] = (lower + upper) / (2.0 * b)
     return np.asarray(out.reshape(xs.shape), dtype=np.float64)
 
 
