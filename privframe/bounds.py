@@ -47,10 +47,14 @@ class Bounds:
         """``high - low``."""
         return self.high - self.low
 
+    def check_shape(self, shape: tuple[int, ...]) -> None:
+        """Refuse data of any shape but ``(n,)`` with ``DataError`` (public: the shape only)."""
+        if len(shape) != 1:
+            raise DataError("scalar bounds need one-dimensional data (use pf.L2Ball for vectors)", path="x")
+
     def clip(self, x: Array) -> Array:
         """Clip one-dimensional data to ``[low, high]``."""
-        if x.ndim != 1:
-            raise DataError("scalar bounds need one-dimensional data (use pf.L2Ball for vectors)", path="x")
+        self.check_shape(x.shape)
         return np.clip(x, self.low, self.high)
 
 
@@ -64,10 +68,14 @@ class L2Ball:
         if not self.radius > 0:
             raise ConfigError("must be > 0", path="bounds.radius")
 
+    def check_shape(self, shape: tuple[int, ...]) -> None:
+        """Refuse data of any shape but ``(n, d)`` with ``DataError`` (public: the shape only)."""
+        if len(shape) != 2:
+            raise DataError("an L2Ball bound needs two-dimensional data (n, d)", path="x")
+
     def clip(self, x: Array) -> Array:
         """Project each row of two-dimensional data onto the ball."""
-        if x.ndim != 2:
-            raise DataError("an L2Ball bound needs two-dimensional data (n, d)", path="x")
+        self.check_shape(x.shape)
         with np.errstate(over="ignore"):
             norms = np.linalg.norm(x, axis=1, keepdims=True)
         if not np.all(np.isfinite(norms)):  # rows of finite huge entries: the norm of the row scaled down

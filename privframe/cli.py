@@ -16,7 +16,7 @@ import numpy as np
 from privframe._typing import Array
 from privframe.data.arrays import load_data
 from privframe.data.files import connect, is_distributed_path, load_distributed
-from privframe.errors import PrivframeError
+from privframe.errors import BudgetError, ConfigError, PrivframeError
 from privframe.pipeline.build import Pipeline
 from privframe.pipeline.methodmap import CANDIDATE_RULE_SHORT
 from privframe.plugin.protocols import SelectionMechanism
@@ -248,6 +248,12 @@ def _cmd_budget(args: argparse.Namespace) -> int:
             text = f"{budget} implies ({eps:.6g}, {target:g})-DP"
     elif args.epsilon is not None and args.delta is not None:
         target = ApproxDP(args.epsilon, args.delta)  # validated where it is built (delta <= pf.MAX_DELTA)
+        if target.delta == 0:  # pure DP: no mu-GDP budget implies it (the tradeoff curve never reaches 0)
+            raise BudgetError(
+                "must be > 0 to convert to GDP: no mu-GDP budget implies (epsilon, 0)-DP; "
+                "--epsilon E alone converts pure DP",
+                path="delta",
+            )
         mu = accounting.gdp_mu_for(target.epsilon, target.delta)
         out = {"epsilon": args.epsilon, "delta": args.delta, "mu": mu}
         text = f"{mu:.6g}-GDP is the largest GDP budget that implies ({args.epsilon:g}, {args.delta:g})-DP"
@@ -340,6 +346,10 @@ def _open_session(args: argparse.Namespace) -> Session | None:
             if getattr(args, name) not in (None, False):
                 raise PrivframeError("only meaningful with --session", path=name.replace("_", "-"))
         return None
+    if not args.session:
+        raise ConfigError("is empty; give a session file", path="session")
+    if not Path(args.session).name or Path(args.session).is_dir():  # "." has no name to lock the file beside
+        raise ConfigError(f"{args.session} is a directory; give a session file", path="session")
     total = None if args.session_budget is None else _budget_spec(args.session_budget, "session-budget")
     key = _session_key(args.session_key_file)
     try:
@@ -576,6 +586,8 @@ def _cli_path(command: str, path: str | None, args: argparse.Namespace) -> str |
         return "--mu"
     if command == "run" and path == "config":
         return "CONFIG"
+    if path == "rng" and "seed" in _long_options().get(command, ()):
+        return "--seed"  # the seed is the library's rng argument
     return path
 
 

@@ -263,7 +263,7 @@ class Session:
             raise ConfigError("must be True or False", path="allow_asymptotic")
         self._budget = budget
         self._allow_asymptotic = allow_asymptotic
-        self._calls: list[SessionCall] = list(calls)
+        self._calls: list[SessionCall] = _checked_calls(calls)
         self._path: Path | None = None
         self._log: session_log.Log | None = None
         self._key: bytes | None = None
@@ -377,7 +377,9 @@ class Session:
         data = pipe.prepare(x)
         n = data.n if isinstance(data, DistributedData) else int(data.shape[0])
         pipe = pipe.select(n)  # method="auto" chooses from n (public) before anything is charged
-        pipe.check(n)  # a refusal that needs only n (blbquant's min_block) costs nothing either
+        # A refusal that needs only n and the shape (blbquant's min_block, m >= n, scalar bounds on vectors)
+        # costs nothing either.
+        pipe.check(n, shape=tuple(int(size) for size in data.shape))
         if pipe.asymptotic and not self._allow_asymptotic:
             raise BudgetError(
                 "this pipeline's guarantee holds only asymptotically, and the session's total is an exact one; "
@@ -602,10 +604,19 @@ class Session:
         ------
         ConfigError
             At path ``session`` when the file was altered (the session cannot be trusted), is a
-            ``privframe-session/1`` file (see :meth:`upgrade`), or holds another total than ``budget``.
+            ``privframe-session/1`` file (see :meth:`upgrade`), holds another total than ``budget``, or
+            cannot be written (a failed write leaves the file as it was: nothing is recorded). At the
+            argument's name (``path``, ``key``, ``expect_head``, ``anchor``, ``allow_asymptotic``) when it
+            has the wrong type, before any file is touched.
+        BudgetError
+            ``budget`` is not a budget.
         """
-        file, key = Path(path), session_log.check_key(key)
+        file, key = _check_path(path), session_log.check_key(key)
         expected = _check_head(expect_head)
+        if budget is not None and not isinstance(budget, (GDP, ApproxDP, PureDP)):
+            raise BudgetError("expected pf.GDP, pf.ApproxDP or pf.PureDP", path="budget")
+        _check_anchor(anchor)
+        _check_flag(allow_asymptotic)
         with session_log.locked(file) as witness:
             log = _open_log(file, budget, key, expected, anchor, witness)
         total, calls = _replay(log)
@@ -632,14 +643,14 @@ class Session:
         key : bytes, optional
             Seal it with HMAC-SHA256 under this secret (see :meth:`open`).
         """
-        file = Path(path)
+        file, key = _check_path(path), session_log.check_key(key)
         with session_log.locked(file) as witness:
             if file.exists():
                 raise ConfigError(
                     "the session file already exists and is never overwritten; save to a new path", path="session"
                 )
             witness.refuse_missing()
-            witness.write(_new_log(file, self._budget, self._calls, session_log.check_key(key), None, {}))
+            witness.write(_new_log(file, self._budget, self._calls, key, None, {}))
 
     @classmethod
     def upgrade(
@@ -669,7 +680,9 @@ class Session:
         Session
             The upgraded session, open on ``path``.
         """
-        file, key = Path(path), session_log.check_key(key)
+        file, key = _check_path(path), session_log.check_key(key)
+        _check_anchor(anchor)
+        _check_flag(allow_asymptotic)
         with session_log.locked(file) as witness:
             total, calls = _read_legacy(file)
             backup = file.with_name(file.name + ".v1")
@@ -688,6 +701,43 @@ Anchor = Callable[[str], object]
 """A callable given each new head of a session file (``Session.open(anchor=...)``)."""
 
 _NO_WITNESS = session_log.Witness(None, "")
+
+
+def _checked_calls(calls: object) -> list[SessionCall]:
+    """``calls`` as a list of :class:`SessionCall`, numbered ``"call 1"``, ``"call 2"``, ... in order (as a
+    session file records them, so that :meth:`Session.save` writes a file :meth:`Session.open` reads)."""
+    if isinstance(calls, str | bytes | Mapping):
+        raise ConfigError("expected a sequence of privframe.session.SessionCall", path="calls")
+    try:
+        items: list[object] = list(calls)  # type: ignore[call-overload]
+    except TypeError:
+        raise ConfigError("expected a sequence of privframe.session.SessionCall", path="calls") from None
+    checked: list[SessionCall] = []
+    for i, call in enumerate(items):
+        if not isinstance(call, SessionCall):
+            raise ConfigError(
+                f"expected a sequence of privframe.session.SessionCall; item {i} is {type(call).__name__}", path="calls"
+            )
+        if call.label != f"call {i + 1}":
+            raise ConfigError(f"item {i} must be labelled 'call {i + 1}': calls are numbered in order", path="calls")
+        checked.append(call)
+    return checked
+
+
+def _check_path(path: object) -> Path:
+    if not isinstance(path, str | os.PathLike) or not isinstance(os.fspath(path), str):
+        raise ConfigError("expected a file path (str or pathlib.Path)", path="path")
+    return Path(path)
+
+
+def _check_anchor(anchor: object) -> None:
+    if anchor is not None and not callable(anchor):
+        raise ConfigError("expected a callable that takes the new head (a str), or None", path="anchor")
+
+
+def _check_flag(allow_asymptotic: object) -> None:
+    if not isinstance(allow_asymptotic, bool):
+        raise ConfigError("must be True or False", path="allow_asymptotic")
 
 
 def _check_head(head: str | None) -> str | None:

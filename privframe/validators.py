@@ -22,6 +22,7 @@ privframe.errors.ConfigError: share: must be a number in (0, 1)
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Callable
 from typing import Any, TypeAlias
 
@@ -30,10 +31,12 @@ from privframe.resampling.sizes import check_size_rule
 
 __all__ = [
     "Validator",
+    "as_int",
     "boolean",
     "choice",
     "finite",
     "integer_at_least",
+    "is_integer",
     "optional",
     "positive",
     "probability",
@@ -44,8 +47,40 @@ Validator: TypeAlias = Callable[[Any, Any, Any], None]
 """``validator(instance, attribute, value)``, the attrs validator signature."""
 
 
+def is_integer(value: object) -> bool:
+    """Whether ``value`` is an integer: any ``numbers.Integral`` (``int``, ``np.int64``...) except a bool."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def as_int(value: Any) -> Any:
+    """An attrs converter: an integer (:func:`is_integer`, e.g. ``np.int64(500)``) becomes the Python int of the
+    same value, so what is stored (and written to JSON) is a plain int; anything else is returned unchanged,
+    for the field's validator to accept or refuse (a bool, a float such as ``500.0`` and a string are refused).
+
+    Parameters
+    ----------
+    value : object
+        The option as given.
+
+    Returns
+    -------
+    object
+        ``int(value)`` for an integer, else ``value`` itself.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from privframe.validators import as_int
+    >>> type(as_int(np.int64(500))).__name__, as_int(500.0), as_int(True)
+    ('int', 500.0, True)
+    """
+    if is_integer(value) and type(value) is not int:
+        return int(value)
+    return value
+
+
 def _is_number(value: object) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+    return isinstance(value, float) or is_integer(value)
 
 
 def probability(_: Any, attribute: Any, value: Any) -> None:
@@ -79,10 +114,11 @@ def size(_: Any, attribute: Any, value: Any) -> None:
 
 
 def integer_at_least(low: int) -> Validator:
-    """An int (not a bool) ``>= low``."""
+    """An integer ``>= low``: an int or any ``numbers.Integral`` such as ``np.int64`` (not a bool, not a float
+    such as ``500.0``). Pair it with ``converter=as_int`` so the stored value is a plain int."""
 
     def check(_: Any, attribute: Any, value: Any) -> None:
-        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        if not is_integer(value) or value < low:
             raise ConfigError(f"must be an integer >= {low}", path=attribute.name)
 
     return check

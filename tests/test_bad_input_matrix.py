@@ -257,7 +257,12 @@ CASES: list[Case] = [
     api("PureDP epsilon nan", lambda: pf.PureDP(math.nan), pf.BudgetError, "epsilon"),
     api("budget a float", lambda: interval(budget=1.0), pf.ConfigError, "budget"),
     api("budget a string", lambda: region(budget="gdp"), pf.ConfigError, "budget"),
-    api("ApproxDP delta 0 for a GDP method", lambda: interval(budget=pf.ApproxDP(1.0, 0.0)), pf.BudgetError, "delta"),
+    api(
+        "ApproxDP delta 0 with Gaussian noise",
+        lambda: interval(budget=pf.ApproxDP(1.0, 0.0), mechanism="gaussian"),
+        pf.BudgetError,
+        "budget.delta",
+    ),
     api("config mu 0", lambda: budget(unit="gdp", mu=0), pf.ConfigError, "pipeline.budget.mu"),
     api("config mu nan", lambda: budget(unit="gdp", mu=math.nan), pf.ConfigError, "pipeline.budget.mu"),
     api("config mu list", lambda: budget(unit="gdp", mu=[1.0]), pf.ConfigError, "pipeline.budget.mu"),

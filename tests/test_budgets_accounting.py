@@ -343,10 +343,11 @@ def test_budget_validation(make: object, field: str) -> None:
     assert str(info.value).startswith(f"{field}:")
 
 
-def test_budgets_accept_numeric_strings_and_ints_as_floats() -> None:
+def test_budgets_accept_ints_as_floats_and_refuse_strings() -> None:
     assert pf.GDP(2).mu == 2.0
     assert isinstance(pf.GDP(2).mu, float)
-    assert pf.ApproxDP("1.5", "1e-6") == pf.ApproxDP(1.5, 1e-6)
+    with pytest.raises(pf.BudgetError, match=r"^epsilon: must be a number"):
+        pf.ApproxDP("1.5", "1e-6")  # a string is never coerced: it is a typo or an unparsed input
 
 
 def test_budget_conversions() -> None:

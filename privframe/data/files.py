@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from privframe._typing import Array
-from privframe.data.arrays import as_data, load_data
+from privframe.data.arrays import as_data, chosen_columns, load_data
 from privframe.errors import ConfigError, DataError, PrivframeError
 
 __all__ = ["connect", "is_distributed_path", "load_distributed"]
@@ -58,13 +58,14 @@ def load_distributed(pattern: str, column: str | None = None, columns: Sequence[
     in :func:`privframe.data.load_data`. Reading the row counts is a first pass over the files (on the
     workers); the values are read again, where they are used.
     """
+    if not isinstance(pattern, str):
+        raise DataError(f"expected a file path or glob (a str), not {type(pattern).__name__}", path="data")
+    chosen = chosen_columns(column, columns)  # columns="ab" is not ["a", "b"]; ["a", "a"] is refused
     dask = _import("dask", "reading a glob or Parquet data")
     dask_array = _import("dask.array", "reading a glob or Parquet data")
-    if column is not None and columns is not None:
-        raise DataError("give either column or columns, not both", path="columns")
     files = sorted(glob.glob(pattern))
     if not files:
-        raise DataError(f"no file matches {Path(pattern).name}", path="data")
+        raise DataError(f"no file matches {Path(pattern).name or pattern}", path="data")
     suffixes = {Path(file).suffix.lower() for file in files}
     if len(suffixes) != 1 or not suffixes <= set(_SUFFIXES):
         raise DataError("expected files that are all .csv or all .parquet", path="data")
@@ -73,7 +74,7 @@ def load_distributed(pattern: str, column: str | None = None, columns: Sequence[
         read, count = _read_parquet, _parquet_rows
     else:
         read, count = _read_csv, _csv_rows
-    wanted = None if columns is None else list(columns)
+    wanted = None if columns is None else chosen
     parts = [dask.delayed(read, pure=True)(file, column, wanted) for file in files]
     counted = dask.compute(*[dask.delayed(_rows_or_error, pure=True)(count, file, column, wanted) for file in files])
     for result in counted:  # the first file's error in sorted order, whichever worker finished first
@@ -122,6 +123,11 @@ def _parquet_names(file: str, column: str | None, columns: list[str] | None) -> 
     for chosen in wanted:
         if chosen not in available:
             raise DataError(f"no column named '{chosen}' in {name}", path="column" if column else "columns")
+        if available.count(chosen) > 1:  # which of them is meant would be a silent choice
+            raise DataError(
+                f"the schema of {name} names the column '{chosen}' {available.count(chosen)} times",
+                path="column" if column else "columns",
+            )
         kind = schema.field(chosen).type
         if not (types.is_integer(kind) or types.is_floating(kind)):
             raise DataError(f"column '{chosen}' of {name} is not numeric", path="data")

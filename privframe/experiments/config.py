@@ -81,7 +81,7 @@ from privframe.errors import BudgetError, ConfigError
 from privframe.experiments.generators import Generator, make_generator, record_bounds
 from privframe.experiments.levels import BudgetLevel, parse_level
 from privframe.pipeline.build import Pipeline
-from privframe.pipeline.parts import Part
+from privframe.pipeline.parts import Part, load_json
 from privframe.plugin.protocols import PopulationStatistic
 from privframe.plugin.registry import registry
 
@@ -917,7 +917,7 @@ def load_experiment(experiment: str | Path | Mapping[str, Any] | ExperimentSpec)
     except OSError as exc:
         raise ConfigError(f"cannot read {path.name} ({exc.strerror})", path="experiment") from exc
     try:
-        config = json.loads(text) if path.suffix.lower() == ".json" else tomllib.loads(text)
+        config = load_json(text) if path.suffix.lower() == ".json" else tomllib.loads(text)
     except (json.JSONDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"{path.name} is not valid {path.suffix[1:].upper()}: {exc}", path="experiment") from exc
     except RecursionError:

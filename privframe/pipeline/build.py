@@ -34,16 +34,17 @@ from privframe.data.tables import columns_with_label, select_columns, table_colu
 from privframe.errors import BudgetError, ConfigError, PTRFailed, join_path
 from privframe.pipeline import auto
 from privframe.pipeline.methodmap import AUTO
-from privframe.pipeline.parts import Part
+from privframe.pipeline.parts import Part, load_json
 from privframe.pipeline.ranges import within_range
 from privframe.pipeline.request import Request, forward, request
 from privframe.pipeline.resolve import PART_KINDS, ResolvedPipeline, check_resolution, resolve
 from privframe.plugin.context import RunContext
+from privframe.plugin.evaluation import check_data_shape
 from privframe.plugin.method import ChecksDesign, PublicCall
 from privframe.plugin.protocols import Sampler
 from privframe.plugin.registry import PluginRegistry, registry
 from privframe.privacy.budgets import GDP, ApproxDP, Budget, PureDP, budget_from_table, budget_to_table
-from privframe.resampling.blocks import RunOptions
+from privframe.resampling.blocks import RunOptions, checked_design
 from privframe.results import IntervalResult, RegionResult
 
 __all__ = ["Pipeline", "assemble"]
@@ -222,13 +223,17 @@ class Pipeline:
     def from_config(cls, path: str | Path, *, reg: PluginRegistry | None = None) -> Pipeline:
         """Build from a ``.toml`` or ``.json`` file."""
         file = Path(path)
+        name = file.name or str(file)
         try:
             text = file.read_text(encoding="utf-8")
         except OSError as exc:
-            raise ConfigError(f"cannot read {file.name} ({exc.strerror})", path="config") from exc
+            raise ConfigError(f"cannot read {name} ({exc.strerror})", path="config") from exc
+        except UnicodeDecodeError as exc:  # never the undecodable bytes: a config may hold a name or a bound
+            line = bytes(exc.object[: exc.start]).count(b"\n") + 1
+            raise ConfigError(f"{name} is not UTF-8 text: line {line} cannot be decoded", path="config") from None
         try:
             if file.suffix.lower() == ".json":
-                config = json.loads(text)
+                config = load_json(text)
             elif file.suffix.lower() == ".toml":
                 config = tomllib.loads(text)
             else:
@@ -325,29 +330,54 @@ class Pipeline:
         """This pipeline as the one ``method="auto"`` chose, with the reason (:attr:`chosen_by`)."""
         return attrs.evolve(self, chosen_by=frozen_mapping(why))
 
-    def check(self, n: int) -> None:
-        """Raise the ``ConfigError`` the method would raise on n records before reading them, if any.
+    def check(self, n: int, shape: tuple[int, ...] | None = None) -> None:
+        """Raise the error the pipeline would raise on n records (of ``shape``) before reading them, if any.
 
-        A method may refuse its sampler's design at n (:class:`privframe.plugin.ChecksDesign`, e.g.
-        blbquant's ``min_block``); the design depends on n and the options only, so the refusal is public.
-        Bounds so far from 0 that the doubles there are coarser than one record's influence are refused too
-        (:func:`privframe.pipeline.resolve.check_resolution`).
+        Everything checked depends on public inputs only, so the refusal is public: the sampler's design at
+        n (a size rule that resolves to ``m >= n``, fewer than 3 records to resample), the method's own
+        check of that design (:class:`privframe.plugin.ChecksDesign`, e.g. blbquant's ``min_block``), a
+        delta of at least 1/n, bounds so far from 0 that the doubles there are coarser than one record's
+        influence (:func:`privframe.pipeline.resolve.check_resolution`), and with ``shape`` (``(n,)`` or
+        ``(n, d)``) whether the statistic takes records of that shape within the bounds
+        (:func:`privframe.plugin.evaluation.check_data_shape`).
         The front door calls it once it knows n and before it reads a value; a session before it admits a
         call, so such a refusal costs nothing. A ``method="auto"`` pipeline checks the method it would choose.
+
+        Examples
+        --------
+        >>> import privframe as pf
+        >>> pipe = pf.Pipeline.build("mean", method="cr-gs", budget=pf.GDP(1.0), bounds=(0, 1))
+        >>> pipe.check(1000, shape=(1000, 2))
+        Traceback (most recent call last):
+        ...
+        privframe.errors.DataError: x: scalar bounds need one-dimensional data (use pf.L2Ball for vectors)
         """
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+            raise ConfigError("must be a positive integer", path="n")
+        n = int(n)
+        if shape is not None and (not isinstance(shape, tuple) or not shape or shape[0] != n):
+            raise ConfigError("must be the data's shape, (n,) or (n, d)", path="shape")
         resolved = self.select(n).resolve()
         check_delta(resolved.budget, n)
         check_resolution(resolved, n)
-        if not isinstance(resolved.method, ChecksDesign):
-            return
+        if shape is not None:
+            check_data_shape(resolved.statistic, shape, resolved.bounds)
         sampler = resolved.parts.get("sampler")
         design = None
         if isinstance(sampler, Sampler):
             try:
-                design = sampler.design(n)
+                design = checked_design(sampler, n, resolved.options)
             except ConfigError as exc:
                 raise exc.with_prefix("sampler") from exc
-        call = PublicCall(n=n, budget=resolved.budget, bounds=resolved.bounds, confidence=resolved.confidence)
+        if not isinstance(resolved.method, ChecksDesign):
+            return
+        call = PublicCall(
+            n=n,
+            budget=resolved.budget,
+            bounds=resolved.bounds,
+            confidence=resolved.confidence,
+            mechanism=resolved.parts.get("mechanism"),
+        )
         resolved.method.check_design(design, resolved.statistic, call)
 
     def prepare(self, x: npt.ArrayLike) -> Array | DistributedData:
@@ -411,7 +441,7 @@ class Pipeline:
         chosen = self.select(n)
         ctx: RunContext[Any] | None = None
         try:
-            chosen.check(n)
+            chosen.check(n, shape=tuple(int(size) for size in data.shape))
             resolved = chosen.resolve()
             seed = as_seed_sequence(rng)
             if isinstance(data, DistributedData):

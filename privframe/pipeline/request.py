@@ -17,8 +17,8 @@ import attrs
 import numpy.typing as npt
 
 from privframe._rng import RngLike
-from privframe._typing import frozen_mapping
-from privframe.pipeline.parts import PartSpec
+from privframe.errors import ConfigError
+from privframe.pipeline.parts import Part, PartSpec, plain_options, same_setting
 from privframe.privacy.budgets import Budget
 
 if TYPE_CHECKING:
@@ -31,9 +31,27 @@ R = TypeVar("R")
 S = TypeVar("S")
 
 
+_PART_ARGUMENTS = ("statistic", "method", "sampler", "mechanism", "accountant")
+
+
+def _table_options(spec: object) -> Mapping[str, Any]:
+    """The options a part's table (or ``Part``) sets itself; nothing for a bare name or a malformed spec (which
+    the build refuses with its own error)."""
+    if isinstance(spec, Part):
+        return spec.options
+    if isinstance(spec, Mapping):
+        return {key: value for key, value in spec.items() if key != "name"}
+    return {}
+
+
 @attrs.frozen
 class Request:
-    """The front door's arguments, as given (validated when the pipeline is built)."""
+    """The front door's arguments, as given (validated when the pipeline is built).
+
+    An option set both in a part's table and as a keyword (``sampler={"name": "wor", "B": 500}, B=1000``) is a
+    conflict, refused here with a ``ConfigError`` naming the option, before anything is built or read; the same
+    value in both places is accepted. Integer options (``np.int64(500)``) are kept as Python ints.
+    """
 
     statistic: PartSpec
     method: PartSpec
@@ -46,7 +64,17 @@ class Request:
     rng: RngLike = None
     columns: Sequence[str] | None = None
     reg: PluginRegistry | None = None
-    options: Mapping[str, Any] = attrs.field(factory=dict, converter=frozen_mapping)
+    options: Mapping[str, Any] = attrs.field(factory=dict, converter=plain_options)
+
+    def __attrs_post_init__(self) -> None:
+        for kind in _PART_ARGUMENTS:
+            table = _table_options(getattr(self, kind))
+            for key, value in self.options.items():
+                if key in table and not same_setting(table[key], value):
+                    raise ConfigError(
+                        f"given both in {kind} and as {key}=... with different values; give it in one place",
+                        path=key,
+                    )
 
 
 def request(

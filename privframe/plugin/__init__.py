@@ -13,7 +13,7 @@ The names, by what they are for:
   ``ApproxDP``, ``PureDP``, ``PrivacyEvent``, ``Subsample``, ``LatticePlan``, ``FloatNoise``,
   ``SmoothRelease``, ``SmoothReleaseBatch``, ``Resamples``, ``IntervalResult``, ``RegionResult`` (either: ``Result``);
 - the protocols: ``Statistic`` (and its capabilities ``RatedStatistic``, ``DirectStatistic``,
-  ``PreparingStatistic``, ``SmoothStatistic``, ``WeightedStatistic``, ``DecomposableStatistic``,
+  ``PreparingStatistic``, ``ShapedStatistic``, ``SmoothStatistic``, ``WeightedStatistic``, ``DecomposableStatistic``,
   ``RangedStatistic``, ``PopulationStatistic``), ``Sampler``, ``Mechanism``, ``SmoothMechanism``,
   ``BatchSmoothMechanism``, ``SelectionMechanism``, ``WeightedSelectionMechanism``, ``DescribedNoise``,
   ``Accountant``, ``Method``, ``ChecksDesign`` (with the ``PublicCall`` it checks);
@@ -63,6 +63,7 @@ from privframe.plugin.protocols import (
     RatedStatistic,
     Sampler,
     SelectionMechanism,
+    ShapedStatistic,
     SmoothMechanism,
     SmoothStatistic,
     Statistic,
@@ -141,6 +142,7 @@ __all__ = [
     "SamplerRegistry",
     "SamplerRejected",
     "SelectionMechanism",
+    "ShapedStatistic",
     "SmoothMechanism",
     "SmoothRelease",
     "SmoothReleaseBatch",

@@ -81,6 +81,7 @@ def _handed_kind(
         return None
     if wanted != "per-call":
         handed: BudgetKind = wanted
+        _refuse_pure_as_gdp(handed, budget, method)
         return handed
     if accountant is None:
         return None
@@ -93,7 +94,19 @@ def _handed_kind(
             path="accountant",
         )
     result: BudgetKind = kind
+    _refuse_pure_as_gdp(result, budget, method)
     return result
+
+
+def _refuse_pure_as_gdp(handed: BudgetKind, budget: Budget, method: str) -> None:
+    """An ``ApproxDP(eps, 0)`` budget handed on as GDP: no mu-GDP guarantee implies pure eps-DP."""
+    if handed is GDP and isinstance(budget, ApproxDP) and budget.delta == 0:
+        raise BudgetError(
+            f"{method} with these parts spends the budget as mu-GDP, and no mu-GDP guarantee implies "
+            f"{budget} (delta = 0 is pure epsilon-DP): give delta > 0, or pf.PureDP({budget.epsilon:g}) with "
+            "a pure mechanism (laplace)",
+            path="budget.delta",
+        )
 
 
 def check_parts(

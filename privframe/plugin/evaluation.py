@@ -17,13 +17,14 @@ import numpy as np
 from privframe._typing import Array, IndexMatrix
 from privframe.bounds import Bounds, L2Ball
 from privframe.errors import ConfigError, PluginError, PrivframeError
-from privframe.plugin.protocols import PreparingStatistic, Statistic
+from privframe.plugin.protocols import PreparingStatistic, ShapedStatistic, Statistic
 from privframe.plugin.traits import traits_of
 from privframe.resampling.blocks import Resamples
 
 __all__ = [
     "Coordinates",
     "Preparation",
+    "check_data_shape",
     "coordinates",
     "finite",
     "global_sensitivity",
@@ -105,6 +106,22 @@ def prepare_data(statistic: Statistic, x: Array, bounds: Bounds | L2Ball | None,
     if bounds is None:
         return x
     return bounds.clip(x)
+
+
+def check_data_shape(statistic: Statistic, shape: tuple[int, ...], bounds: Bounds | L2Ball | None) -> None:
+    """Refuse data of a shape the statistic cannot take, from the shape and the bounds alone (both public).
+
+    What :func:`prepare_data` would refuse for the shape: the statistic's own ``check_shape``
+    (:class:`~privframe.plugin.ShapedStatistic`), or, for a statistic that clips to its bounds by default, the
+    bounds' shape. A statistic with its own ``prepare`` and no ``check_shape`` is checked when it prepares.
+    """
+    if bounds is None and traits_of(statistic).requires_bounds:
+        raise ConfigError(f"statistic '{statistic.name}' needs public bounds", path="bounds")
+    if isinstance(statistic, ShapedStatistic):
+        with guarded("statistic", statistic.name, "check_shape"):
+            statistic.check_shape(shape, bounds)
+    elif bounds is not None and not isinstance(statistic, PreparingStatistic):
+        bounds.check_shape(shape)
 
 
 _DOUBLE_MAX = float(np.finfo(np.float64).max)

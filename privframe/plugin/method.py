@@ -52,7 +52,8 @@ class Method(Protocol):
 
 @attrs.frozen
 class PublicCall:
-    """What is public about one call before its data are read: n, the budget, the bounds, the confidence.
+    """What is public about one call before its data are read: n, the budget, the bounds, the confidence, and
+    the resolved mechanism.
 
     Parameters
     ----------
@@ -64,12 +65,16 @@ class PublicCall:
         The public bounds, in the data's own coordinates.
     confidence : float
         The nominal coverage.
+    mechanism : object or None, default None
+        The resolved mechanism part (None for a method without one), so a method can plan its releases, and
+        refuse a budget the mechanism cannot honour, before the call is charged.
     """
 
     n: int
     budget: Budget | None
     bounds: Bounds | L2Ball | None
     confidence: float
+    mechanism: object | None = None
 
 
 @runtime_checkable

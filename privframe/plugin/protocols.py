@@ -96,6 +96,20 @@ class PreparingStatistic(Protocol):
 
 
 @runtime_checkable
+class ShapedStatistic(Protocol):
+    """A statistic that states which data shapes it takes, so a wrong shape is refused before a value is read.
+
+    ``check_shape`` sees only public inputs (the shape ``(n,)`` or ``(n, d)``, the public bounds), so its
+    refusal is public: a :class:`~privframe.Session` refuses such a call before it is charged. Its ``prepare``
+    should call it too, so the two never disagree. Without it a wrong shape is refused by ``prepare``, after
+    the call has been charged.
+    """
+
+    def check_shape(self, shape: tuple[int, ...], bounds: Any) -> None:
+        """Raise ``DataError`` (path ``"x"``) or ``ConfigError`` when records of this shape cannot be used."""
+
+
+@runtime_checkable
 class SmoothStatistic(Protocol):
     """A statistic with a smooth upper bound on its local sensitivity (needed by CR-SS), carried as a log.
 

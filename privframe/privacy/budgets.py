@@ -7,7 +7,9 @@ A conversion is offered only where it is sound: the converted budget is implied 
 
 from __future__ import annotations
 
+import decimal
 import math
+import numbers
 from collections.abc import Mapping
 from typing import Any, TypeAlias
 
@@ -37,29 +39,47 @@ no dataset size makes a delta above 0.1 meaningful (it allows publishing a tenth
 delta is refused as the typo it almost certainly is (``docs/concepts.md``, budgets).
 """
 
+_NOT_A_NUMBER = "must be a number (an int or a float; not a string, a bool or None)"
 _DELTA_RULE = f"must satisfy 0 <= delta <= {MAX_DELTA:g} (delta should be far below 1/n; see pf.MAX_DELTA)"
 
 
-def _number(value: object) -> object:
-    """Convert numbers to float; leave anything else for the validator to reject with a BudgetError."""
+def _is_number(value: object) -> bool:
+    """A real number: an int, a float, a numpy real scalar, a ``Fraction`` or a ``Decimal``; never a bool, a
+    string (``"1"`` is text, not a number) or None."""
     if isinstance(value, bool):
+        return False
+    return isinstance(value, (numbers.Real, decimal.Decimal))
+
+
+def _number(value: object) -> object:
+    """Convert a number to float; leave anything else for the validator to reject with a BudgetError."""
+    if not _is_number(value):
         return value
     try:
         return float(value)  # type: ignore[arg-type]
+    except OverflowError:  # an int beyond the doubles: not finite, which the validator then says
+        return math.inf
     except (TypeError, ValueError):
         return value
 
 
+def _checked_delta(value: object) -> float:
+    """A target ``delta`` handed to a conversion, as a float; a ``BudgetError`` (path "delta") if not a number."""
+    if not _is_number(value):
+        raise BudgetError(_NOT_A_NUMBER, path="delta")
+    return float(value)  # type: ignore[arg-type]
+
+
 def _positive_finite(_: object, attribute: attrs.Attribute[float], value: float) -> None:
     if not isinstance(value, float):
-        raise BudgetError("must be a number", path=attribute.name)
+        raise BudgetError(_NOT_A_NUMBER, path=attribute.name)
     if not math.isfinite(value) or value <= 0:
         raise BudgetError("must be a finite number > 0", path=attribute.name)
 
 
 def _delta_range(_: object, attribute: attrs.Attribute[float], value: float) -> None:
     if not isinstance(value, float):
-        raise BudgetError("must be a number", path=attribute.name)
+        raise BudgetError(_NOT_A_NUMBER, path=attribute.name)
     if not (math.isfinite(value) and 0 <= value <= MAX_DELTA):
         raise BudgetError(_DELTA_RULE, path=attribute.name)
 
@@ -96,7 +116,7 @@ class GDP:
         For (mu, delta0)-GDP the target ``delta`` must exceed ``delta0``; the difference is spent on the
         tight Gaussian curve.
         """
-        delta = float(delta)
+        delta = _checked_delta(delta)
         if not (math.isfinite(delta) and 0 < delta <= MAX_DELTA):
             raise BudgetError(f"must satisfy 0 < delta <= {MAX_DELTA:g} (see pf.MAX_DELTA)", path="delta")
         if delta <= self.delta:
@@ -126,6 +146,7 @@ class ApproxDP:
 
     def to_approx_dp(self, delta: float) -> ApproxDP:
         """This budget at a target delta: itself when ``delta >= self.delta``, else a ``BudgetError``."""
+        delta = _checked_delta(delta)
         if delta < self.delta:
             raise BudgetError("an (epsilon, delta) budget cannot be converted to a smaller delta", path="delta")
         return ApproxDP(self.epsilon, delta)
@@ -209,8 +230,12 @@ def budget_from_table(table: Mapping[str, Any], path: str = "budget") -> Budget:
     >>> pf.budget_from_table({"unit": "approx-dp", "epsilon": 1.0, "delta": 1e-6})
     ApproxDP(epsilon=1.0, delta=1e-06)
     """
+    if not isinstance(table, Mapping):
+        raise ConfigError(
+            "expected a table such as {unit = 'gdp', mu = 1.0} (or a pf.GDP, pf.ApproxDP or pf.PureDP)", path=path
+        )
     unit = table.get("unit")
-    if unit not in _BUDGET_UNITS:
+    if not isinstance(unit, str) or unit not in _BUDGET_UNITS:
         raise ConfigError(f"expected one of {', '.join(_BUDGET_UNITS)}", path=f"{path}.unit")
     cls, required, optional = _BUDGET_UNITS[unit]
     for key in table:

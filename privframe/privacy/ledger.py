@@ -6,13 +6,15 @@ accountant's native unit. Accountant plugins compose events; the core only store
 
 from __future__ import annotations
 
+import math
+import numbers
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 import attrs
 
 from privframe.errors import BudgetError, ConfigError
-from privframe.privacy.budgets import GDP, ApproxDP, Budget, PureDP, budget_from_table, budget_to_table
+from privframe.privacy.budgets import GDP, MAX_DELTA, ApproxDP, Budget, PureDP, budget_from_table, budget_to_table
 from privframe.privacy.curves import PLD_DISCRETIZATION, budget_pld
 from privframe.privacy.events import PrivacyEvent
 
@@ -36,6 +38,16 @@ def event_pld(event: PrivacyEvent, *, discretization: float = PLD_DISCRETIZATION
     """
     one = budget_pld(event.budget, discretization)
     return one.self_compose(event.count) if event.count > 1 else one
+
+
+def _target_delta(delta: object) -> float:
+    """``delta`` as a float if it is a number in ``(0, MAX_DELTA]``, else ``BudgetError`` at ``delta``."""
+    if isinstance(delta, bool) or not isinstance(delta, numbers.Real):
+        raise BudgetError("must be a number (an int or a float; not a string, a bool or None)", path="delta")
+    value = float(delta)
+    if not (math.isfinite(value) and 0.0 < value <= MAX_DELTA):
+        raise BudgetError(f"must satisfy 0 < delta <= {MAX_DELTA:g} (see pf.MAX_DELTA)", path="delta")
+    return value
 
 
 def _as_events(events: Iterable[PrivacyEvent]) -> tuple[PrivacyEvent, ...]:
@@ -72,7 +84,12 @@ class Ledger:
         return self.total.to_approx_dp(delta)
 
     def summary(self, delta: float = 1e-6) -> str:
-        """One line: the total in its native unit and as (eps, delta)-DP, flagged when only asymptotic."""
+        """One line: the total in its native unit and as (eps, delta)-DP, flagged when only asymptotic.
+
+        ``delta`` is the target delta of the (eps, delta) translation of a GDP total: a number with
+        ``0 < delta <= pf.MAX_DELTA`` (anything else is a ``BudgetError`` at ``delta``, whatever the total).
+        """
+        delta = _target_delta(delta)
         if self.total is None:
             return "non-private (no privacy guarantee)"
         flag = " (asymptotic guarantee)" if self.asymptotic else ""
@@ -104,6 +121,7 @@ class Ledger:
         >>> pf.Ledger.from_dict(table) == ledger
         True
         """
+        delta = _target_delta(delta)
         try:
             approx = None if self.total is None else self.as_approx_dp(delta)
         except BudgetError:

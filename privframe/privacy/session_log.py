@@ -18,13 +18,15 @@ inserted or cut short, or whose header changed: a ``ConfigError`` at path ``sess
 *last* records of a file leaves a shorter chain that verifies, exactly like an older copy of the file:
 only a head kept elsewhere (``expect_head``) or a session that already read those records can tell.
 
-Records are only ever appended (one ``write`` per record, then ``fsync``), under the session's lock, so
-an administrator may make the file append-only (``chattr +a``) without breaking privframe.
+Records are only ever appended (one ``write`` per append, then ``fsync``), under the session's lock, so
+an administrator may make the file append-only (``chattr +a``) without breaking privframe. An append that
+fails is cut back (``ftruncate``) to the file's previous size, so the file still ends in a whole line.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import hmac
 import json
@@ -271,7 +273,10 @@ def _verify(records: Sequence[Mapping[str, Any]], key: bytes | None, prev: str, 
 
 
 def create(file: Path, records: Sequence[Mapping[str, Any]]) -> None:
-    """Write a new log of sealed ``records`` (the header first); refuse a file that already exists."""
+    """Write a new log of sealed ``records`` (the header first); refuse a file that already exists.
+
+    A write that fails removes the new file again: no half-written session file is left behind.
+    """
     try:
         handle = os.open(file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except FileExistsError:
@@ -279,30 +284,72 @@ def create(file: Path, records: Sequence[Mapping[str, Any]]) -> None:
             "the session file already exists and is never overwritten; save to a new path", path="session"
         ) from None
     except OSError as exc:
-        raise PrivframeError(f"cannot create the session file ({exc.strerror})", path="session") from exc
-    _write_all(handle, records)
+        raise ConfigError(f"cannot create the session file {file.name} ({exc.strerror})", path="session") from exc
+    try:
+        _write_all(handle, records)
+    except BaseException as exc:
+        os.close(handle)
+        with contextlib.suppress(OSError):
+            os.unlink(file)  # created above with O_EXCL, under the session's lock: this call's own file
+        if isinstance(exc, OSError):
+            raise ConfigError(
+                f"cannot write the session file {file.name} ({exc.strerror}); it was not created", path="session"
+            ) from exc
+        raise
+    os.close(handle)
 
 
 def append(file: Path, records: Sequence[Mapping[str, Any]]) -> None:
-    """Append sealed ``records`` to the log in ``file`` (the caller holds the session's lock)."""
+    """Append sealed ``records`` to the log in ``file`` (the caller holds the session's lock), all or nothing.
+
+    The records go out in one buffer; if writing or flushing them fails (a full disk, an I/O error), the file
+    is cut back to its size before the call, so it still ends in a whole line and nothing was recorded.
+    """
     try:
         handle = os.open(file, os.O_WRONLY | os.O_APPEND)
     except OSError as exc:
-        raise PrivframeError(f"cannot write the session file ({exc.strerror})", path="session") from exc
-    _write_all(handle, records)
+        raise ConfigError(
+            f"cannot write the session file {file.name} ({exc.strerror}); nothing was recorded", path="session"
+        ) from exc
+    try:
+        try:
+            size = os.fstat(handle).st_size  # no other writer: the caller holds the lock
+        except OSError as exc:
+            raise ConfigError(
+                f"cannot write the session file {file.name} ({exc.strerror}); nothing was recorded", path="session"
+            ) from exc
+        try:
+            _write_all(handle, records)
+        except OSError as exc:
+            raise _failed_append(file, handle, size, exc) from exc
+    finally:
+        os.close(handle)
+
+
+def _failed_append(file: Path, handle: int, size: int, exc: OSError) -> ConfigError:
+    """The error for an append that failed, after cutting ``file`` back to ``size`` bytes (its last whole line)."""
+    reason = f"cannot write the session file {file.name} ({exc.strerror})"
+    try:
+        os.ftruncate(handle, size)
+        os.fsync(handle)
+    except OSError as undo:
+        return ConfigError(
+            f"{reason}, and the part written could not be removed ({undo.strerror}): the file may now end in a "
+            "cut-short line, which the next open reports; restore it from a copy you trust",
+            path="session",
+        )
+    return ConfigError(f"{reason}; nothing was recorded (the file is as it was)", path="session")
 
 
 def _write_all(handle: int, records: Sequence[Mapping[str, Any]]) -> None:
-    """Write ``records`` as lines in one go, flush them to disk, close ``handle``."""
+    """Write ``records`` as lines from one buffer and flush them to disk (``OSError`` when that fails)."""
     data = memoryview(_lines(records).encode("ascii"))
-    try:
-        while data:
-            data = data[os.write(handle, data) :]
-        os.fsync(handle)
-    except OSError as exc:
-        raise PrivframeError(f"cannot write the session file ({exc.strerror})", path="session") from exc
-    finally:
-        os.close(handle)
+    while data:
+        written = os.write(handle, data)
+        if written <= 0:  # a regular file never takes nothing without an error; do not spin on one that does
+            raise OSError(errno.EIO, os.strerror(errno.EIO))
+        data = data[written:]
+    os.fsync(handle)
 
 
 @attrs.frozen
@@ -376,17 +423,73 @@ class Witness:
 
 @contextlib.contextmanager
 def locked(file: Path | None) -> Iterator[Witness]:
-    """An exclusive lock on ``file.lock``, as the :class:`Witness` it holds (nothing for ``file=None``)."""
+    """An exclusive lock on ``file.lock``, as the :class:`Witness` it holds (nothing for ``file=None``).
+
+    A lock file this call created is removed again when the block raises before anything was recorded in
+    it, so a refused open or save leaves no stray lock file beside a session file that was never written.
+    """
     if file is None or fcntl is None:
         yield Witness(None, "")
         return
     lock = file.with_name(file.name + ".lock")
+    handle, created = _acquire(lock)
     try:
-        handle = os.open(lock, os.O_CREAT | os.O_RDWR, 0o600)
-    except OSError as exc:
-        raise PrivframeError(f"cannot open the session's lock file ({exc.strerror})", path="session") from exc
-    try:
-        fcntl.flock(handle, fcntl.LOCK_EX)
         yield Witness(handle, lock.name)
+    except BaseException:
+        if created:
+            _remove_blank(lock, handle)
+        raise
     finally:
         os.close(handle)  # closing releases the lock
+
+
+def _acquire(lock: Path) -> tuple[int, bool]:
+    """The open lock file, locked, and whether this call created it.
+
+    A holder may remove a lock file it created (:func:`locked`), so a process that waited on the old file
+    checks, once it holds the lock, that the name still points at that file, and starts over if not.
+    """
+    assert fcntl is not None
+    while True:
+        created = True
+        try:
+            handle = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o600)
+        except FileExistsError:
+            created = False
+            try:
+                handle = os.open(lock, os.O_RDWR)
+            except FileNotFoundError:
+                continue  # removed between the two opens: create it
+            except OSError as exc:
+                raise _lock_error(exc) from exc
+        except OSError as exc:
+            raise _lock_error(exc) from exc
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            if _names(lock, handle):
+                return handle, created
+        except BaseException:
+            os.close(handle)
+            raise
+        os.close(handle)
+
+
+def _remove_blank(lock: Path, handle: int) -> None:
+    """Remove the lock file this process created and still holds, unless it records a line by now."""
+    with contextlib.suppress(OSError):
+        if os.fstat(handle).st_size == 0:
+            os.unlink(lock)  # still under the lock; a waiter sees the name gone and starts over
+
+
+def _names(lock: Path, handle: int) -> bool:
+    """Whether the name ``lock`` still refers to the open file ``handle``."""
+    try:
+        named = os.stat(lock)
+    except FileNotFoundError:
+        return False
+    held = os.fstat(handle)
+    return (named.st_dev, named.st_ino) == (held.st_dev, held.st_ino)
+
+
+def _lock_error(exc: OSError) -> ConfigError:
+    return ConfigError(f"cannot open the session's lock file ({exc.strerror})", path="session")

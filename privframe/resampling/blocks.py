@@ -37,6 +37,7 @@ __all__ = [
     "Resamples",
     "RunOptions",
     "block_rows",
+    "checked_design",
     "draw",
     "settle_allocator",
 ]
@@ -82,8 +83,10 @@ class RunOptions:
         (still only on a terminal); False: never.
     """
 
-    memory_budget: int = attrs.field(default=DEFAULT_MEMORY_BUDGET, validator=validators.integer_at_least(2**16))
-    workers: int = attrs.field(default=1, validator=validators.integer_at_least(1))
+    memory_budget: int = attrs.field(
+        default=DEFAULT_MEMORY_BUDGET, converter=validators.as_int, validator=validators.integer_at_least(2**16)
+    )
+    workers: int = attrs.field(default=1, converter=validators.as_int, validator=validators.integer_at_least(1))
     progress: bool | None = attrs.field(default=None, validator=validators.optional(validators.boolean))
 
 
@@ -259,14 +262,9 @@ def settle_allocator() -> None:
     del scratch
 
 
-def draw(sampler: Sampler, n: int, rng: np.random.Generator, options: RunOptions | None = None) -> Resamples:
-    """The resamples of ``sampler`` for a population of n records, seeded from ``rng``.
-
-    Errors about the sampler's options carry paths relative to the sampler (``m``); the caller adds its
-    prefix. A B whose values and roots alone exceed the memory budget is a ``ConfigError``.
-    """
-    settle_allocator()
-    options = options or RunOptions()
+def checked_design(sampler: Sampler, n: int, options: RunOptions) -> Design:
+    """The sampler's design at n, refused (``ConfigError``, path ``B``) when B resamples' values and roots alone
+    exceed the memory budget; public inputs only, so :meth:`privframe.Pipeline.check` refuses it too."""
     design = sampler.design(n)
     if not isinstance(design, Design):
         raise PluginError(f"sampler '{sampler.name}'.design must return a pp.Design")
@@ -276,6 +274,18 @@ def draw(sampler: Sampler, n: int, rng: np.random.Generator, options: RunOptions
             f"memory_budget = {options.memory_budget}; lower B or raise memory_budget",
             path="B",
         )
+    return design
+
+
+def draw(sampler: Sampler, n: int, rng: np.random.Generator, options: RunOptions | None = None) -> Resamples:
+    """The resamples of ``sampler`` for a population of n records, seeded from ``rng``.
+
+    Errors about the sampler's options carry paths relative to the sampler (``m``); the caller adds its
+    prefix. A B whose values and roots alone exceed the memory budget is a ``ConfigError``.
+    """
+    settle_allocator()
+    options = options or RunOptions()
+    design = checked_design(sampler, n, options)
     rows = design.block_rows or block_rows(design.m)
     parent = seed_sequence_of(rng).spawn(1)[0]
 

@@ -9,17 +9,19 @@ epsilon) gives the sampler a function of n as its default.
 from __future__ import annotations
 
 import math
+import numbers
 import re
 from collections.abc import Callable
 from fractions import Fraction
-from typing import TypeAlias
+from typing import TypeAlias, TypeGuard
 
 from privframe.errors import ConfigError, DataError
 
 __all__ = ["SizeRule", "check_size_rule", "resolve_size"]
 
 SizeRule: TypeAlias = "int | str | Callable[[int], int]"
-"""A size: an int, a rule string in n, or a function of n returning an int."""
+"""A size: an int (or any ``numbers.Integral`` but a bool, e.g. ``np.int64``), a rule string in n, or a function
+of n returning an integer."""
 
 _POWER = re.compile(r"^n\s*\^\s*\(?\s*(\d+(?:\.\d+)?)(?:\s*/\s*(\d+))?\s*\)?$")
 _LOG_RULES = {"n/log(n)", "n/ln(n)"}
@@ -40,12 +42,16 @@ def _rule_value(rule: str, n: int) -> float | None:
     return None
 
 
+def _is_integer(value: object) -> TypeGuard[numbers.Integral]:
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
 def check_size_rule(name: str, value: object) -> None:
     """Validate a size without knowing n; raises ``ConfigError`` with path ``name``."""
     if isinstance(value, bool):
         raise ConfigError(f"expected {_RULES_HINT}", path=name)
-    if isinstance(value, int):
-        if value < 2:
+    if _is_integer(value):
+        if int(value) < 2:
             raise ConfigError("must be >= 2", path=name)
         return
     if isinstance(value, str) and _rule_value(value, 100) is not None:
@@ -60,14 +66,15 @@ def resolve_size(name: str, value: SizeRule, n: int, *, low: int = 2, below_n: b
     check_size_rule(name, value)
     if n < 3:
         raise DataError("resampling needs at least 3 records", path="x")
-    if isinstance(value, int):
-        size = value
-    elif isinstance(value, str):
+    if isinstance(value, str):
         size = math.ceil(_rule_value(value, n) or 0.0)
-    else:
-        size = value(n)
-        if isinstance(size, bool) or not isinstance(size, int):
+    elif callable(value):
+        returned: object = value(n)
+        if not _is_integer(returned):
             raise ConfigError("a size rule must return an integer", path=name)
+        size = int(returned)
+    else:
+        size = int(value)
     if size < low:
         raise ConfigError(f"must be >= {low} (it resolves to {size} for this n)", path=name)
     if below_n and size >= n:

@@ -9,6 +9,7 @@ results in one pandas DataFrame (the ``tables`` extra).
 
 from __future__ import annotations
 
+import contextlib
 import html
 import importlib
 import importlib.metadata
@@ -16,6 +17,8 @@ import json
 import math
 import numbers
 import os
+import secrets
+import stat
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
@@ -27,7 +30,7 @@ import numpy.typing as npt
 
 from privframe._typing import frozen_mapping
 from privframe.errors import ConfigError, DataError, MissingExtraError, PrivframeError
-from privframe.privacy.budgets import GDP, ApproxDP, PureDP, budget_from_table, budget_to_table
+from privframe.privacy.budgets import GDP, ApproxDP, Budget, PureDP, budget_from_table, budget_to_table
 from privframe.privacy.ledger import Ledger
 
 __all__ = ["RESULT_SCHEMA", "IntervalResult", "RegionResult", "Result", "load_result", "summary_table"]
@@ -208,37 +211,99 @@ def _document(result: IntervalResult | RegionResult, kind: str, shape: dict[str,
 
 def _write_json(table: dict[str, Any], path: str | os.PathLike[str] | None, indent: int | None) -> str:
     """``table`` as strict JSON text (no NaN or infinity: :func:`_number` spells them), also written to ``path``."""
-    text = json.dumps(table, indent=indent, allow_nan=False)
+    if indent is not None and (isinstance(indent, bool) or not isinstance(indent, numbers.Integral) or int(indent) < 0):
+        raise ConfigError("expected a whole number of spaces >= 0, or None", path="indent")
+    text = json.dumps(table, indent=None if indent is None else int(indent), allow_nan=False)
     if path is not None:
-        Path(path).write_text(text + "\n", encoding="utf-8")
+        _replace_file(_file_name(path, "path"), text + "\n")
     return text
 
 
+def _file_name(path: object, name: str) -> str:
+    """``path`` as a file name (a ``str`` or an ``os.PathLike`` of one), else ``ConfigError`` at ``name``."""
+    if isinstance(path, str | os.PathLike):
+        text = os.fspath(path)
+        if isinstance(text, str):
+            return text
+    raise ConfigError("expected a file path (str or pathlib.Path)", path=name)
+
+
+def _replace_file(name: str, text: str) -> None:
+    """Write ``text`` to a new file beside ``name`` and move it into place: ``name`` is either as it was or whole.
+
+    A symbolic link is written through, as writing in place would; an existing file keeps its permissions.
+    Any ``OSError`` becomes ``ConfigError`` at ``path`` naming the file, and the temporary file is removed.
+    """
+    target = os.path.realpath(name)
+    temporary = os.path.join(os.path.dirname(target), f".{os.path.basename(target)}.{secrets.token_hex(6)}.tmp")
+    try:
+        handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask applies, as usual
+    except OSError as exc:
+        raise _unwritable(name, exc) from None
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(text)
+            stream.flush()
+            os.fsync(stream.fileno())  # on disk before the rename, so a crash never leaves an empty file
+        with contextlib.suppress(FileNotFoundError):
+            os.chmod(temporary, stat.S_IMODE(os.stat(target).st_mode))
+        os.replace(temporary, target)
+    except BaseException as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        if isinstance(exc, OSError):
+            raise _unwritable(name, exc) from None
+        raise
+
+
+def _unwritable(name: str, exc: OSError) -> ConfigError:
+    return ConfigError(f"cannot write the result file {name!r} ({exc.strerror}); it is unchanged", path="path")
+
+
 def _read_json(source: str | os.PathLike[str]) -> dict[str, Any]:
-    """The JSON object in ``source``: JSON text (it starts with ``{``), or the path of a file that holds it."""
-    if isinstance(source, str) and source.lstrip().startswith("{"):
+    """The JSON object in ``source``: JSON text (it starts with ``{`` or ``[``), or the path of a file that holds it."""
+    if isinstance(source, str) and source.lstrip()[:1] in ("{", "["):
         text = source
     else:
         try:
-            text = Path(source).read_text(encoding="utf-8")
+            text = Path(_file_name(source, "source")).read_text(encoding="utf-8")
         except OSError as exc:
             raise ConfigError(f"cannot read the result file ({exc.strerror})", path="source") from None
+        except UnicodeDecodeError:
+            raise ConfigError("cannot read the result file (not UTF-8 text)", path="source") from None
     try:
         table = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ConfigError(f"not JSON ({exc.msg} at line {exc.lineno})", path="source") from None
     if not isinstance(table, dict):
-        raise ConfigError("expected a JSON object (a saved result)", path="source")
+        raise ConfigError(f"expected a JSON object (a saved result), not a JSON {_json_kind(table)}", path="source")
     return table
 
 
-def _float(table: Mapping[str, Any], key: str) -> float:
+def _json_kind(value: object) -> str:
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, str):
+        return "string"
+    if value is None or isinstance(value, bool):
+        return "literal"
+    return "number"
+
+
+def _float(table: Mapping[str, Any], key: str, path: str | None = None) -> float:
     value = table.get(key)
     if isinstance(value, str) and value in _NON_FINITE:
         return _NON_FINITE[value]
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ConfigError("expected a number", path=key)
+        raise ConfigError("expected a number", path=path or key)
     return float(value)
+
+
+def _number_not_nan(table: Mapping[str, Any], key: str) -> float:
+    value = _float(table, key)
+    if math.isnan(value):
+        raise ConfigError("expected a number, not nan", path=key)
+    return value
 
 
 def _common(table: Mapping[str, Any], kind: str) -> dict[str, Any]:
@@ -262,13 +327,91 @@ def _common(table: Mapping[str, Any], kind: str) -> dict[str, Any]:
     for key in ("parameters", "diagnostics"):
         if not isinstance(table.get(key, {}), Mapping):
             raise ConfigError("expected a table", path=key)
+    confidence = _float(table, "confidence")
+    if not 0.0 < confidence < 1.0:
+        raise ConfigError("expected a number in (0, 1), the nominal coverage", path="confidence")
     return {
-        "confidence": _float(table, "confidence"),
+        "confidence": confidence,
         "method": method,
         "parameters": _restore(dict(table.get("parameters", {})), "parameters"),
         "diagnostics": _restore(dict(table.get("diagnostics", {})), "diagnostics"),
-        "privacy": Ledger.from_dict(_restore_numbers(table.get("privacy")), "privacy"),
+        "privacy": _ledger(table.get("privacy")),
     }
+
+
+_LEDGER_KEYS = ("total", "accountant", "events")
+_REL_TOL = 1e-9
+"""How far a saved total may be from the recomposition of its events (relative; JSON keeps floats exactly)."""
+
+
+def _ledger(table: object) -> Ledger:
+    """The ledger of a saved result, checked: what it says about privacy must hold together.
+
+    Every key :meth:`Ledger.to_dict` writes is required (a table without them is never read as
+    non-private); a non-private ledger has no events, a private one has events and their total; the total
+    of the standard accountants (``gdp``, ``approx-dp``) must be what they compose from the events.
+    """
+    if not isinstance(table, Mapping):
+        raise ConfigError("expected the privacy table (every saved result has one)", path="privacy")
+    for key in _LEDGER_KEYS:
+        if key not in table:
+            raise ConfigError("missing (a non-private result has a null total and no events)", path=f"privacy.{key}")
+    ledger = Ledger.from_dict(_restore_numbers(dict(table)), "privacy")
+    if ledger.total is None:
+        if ledger.events:
+            raise ConfigError("null (non-private), yet the ledger records privacy events", path="privacy.total")
+        return ledger
+    if not ledger.events:
+        raise ConfigError(
+            "a private result records the events its total composes; there are none", path="privacy.events"
+        )
+    _check_total(ledger, ledger.total)
+    return ledger
+
+
+def _check_total(ledger: Ledger, total: Budget) -> None:
+    """Refuse a total that the accountant ``ledger`` names would not compose from its events.
+
+    ``gdp`` composes exactly (no options, no dependence on the limit), so its total is recomposed.
+    ``approx-dp`` depends on its options and the limit only for repeated releases (``count > 1``); its total
+    then is at least the events' own delta, otherwise basic composition fixes it. An accountant this reader
+    does not know (a plugin's) is taken at its word.
+    """
+    if ledger.accountant not in ("gdp", "approx-dp"):
+        return
+    from privframe.plugin.registry import registry  # not at import: the registry loads the plugins
+
+    options = {} if ledger.accountant == "gdp" else {"composition": "basic"}
+    try:
+        accountant = registry.create("accountant", ledger.accountant, options)
+    except PrivframeError:  # the standard plugins are disabled or replaced: nothing to check against
+        return
+    try:
+        composed = accountant.compose(ledger.events)
+    except PrivframeError:
+        raise ConfigError(
+            f"the '{ledger.accountant}' accountant cannot compose these events", path="privacy.events"
+        ) from None
+    if ledger.accountant == "gdp" or all(event.count == 1 for event in ledger.events):
+        agrees = type(composed) is type(total) and all(
+            math.isclose(a, b, rel_tol=_REL_TOL) for a, b in zip(_components(composed), _components(total), strict=True)
+        )
+    else:
+        agrees = isinstance(total, ApproxDP | PureDP) and _delta(total) >= _delta(composed) * (1 - _REL_TOL)
+    if not agrees:
+        raise ConfigError(
+            f"not what the '{ledger.accountant}' accountant composes from the recorded events", path="privacy.total"
+        )
+
+
+def _components(budget: Budget) -> tuple[float, float]:
+    if isinstance(budget, GDP):
+        return budget.mu, budget.delta
+    return budget.epsilon, _delta(budget)
+
+
+def _delta(budget: Budget) -> float:
+    return budget.delta if isinstance(budget, GDP | ApproxDP) else 0.0
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -358,7 +501,9 @@ class IntervalResult:
         return self.high - self.low
 
     def contains(self, value: float) -> bool:
-        """Whether ``value`` lies in the open interval ``(low, high)``."""
+        """Whether ``value`` (a number, not NaN) lies in the open interval ``(low, high)``."""
+        if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real) or math.isnan(value):
+            raise DataError("expected a number (not NaN)", path="value")
         return bool(self.low < float(value) < self.high)
 
     def to_region(self) -> RegionResult:
@@ -414,7 +559,13 @@ class IntervalResult:
         return _document(self, "interval", shape)
 
     def to_json(self, path: str | os.PathLike[str] | None = None, *, indent: int | None = 2) -> str:
-        """The :meth:`to_dict` table as strict JSON text, also written to ``path`` (UTF-8) when given."""
+        """The :meth:`to_dict` table as strict JSON text, also written to ``path`` (UTF-8) when given.
+
+        The file is written whole or not at all: the text goes to a temporary file in the same folder,
+        which then replaces ``path``. ``indent`` is a number of spaces (>= 0) or None (one line). A path
+        that cannot be written (a missing folder, a folder, no permission) is a ``ConfigError`` at
+        ``path`` that names the file; ``path`` is then as it was.
+        """
         return _write_json(self.to_dict(), path, indent)
 
     @classmethod
@@ -422,12 +573,20 @@ class IntervalResult:
         """The interval a :meth:`to_dict` table describes; a malformed one raises ``ConfigError``.
 
         Keys it does not know (``"session"`` of ``privframe run --json``) and the derived ones (``width``,
-        the privacy summary) are ignored. Parameters and diagnostics come back as JSON gave them, except
-        that arrays become tuples and ``"inf"``, ``"-inf"`` and ``"nan"`` floats; an object saved through
-        its ``to_dict()`` comes back as that table.
+        the privacy summary) are ignored. A document that does not hold together is refused, naming the
+        key: ``low`` above ``high``, a NaN end or centre, a confidence outside (0, 1), a privacy table
+        without its ``total``, ``accountant`` or ``events``, events without a total (or a total without
+        events), or a total the ``gdp`` or ``approx-dp`` accountant would not compose from the events.
+
+        Parameters and diagnostics come back as JSON gave them, except that arrays become tuples and
+        ``"inf"``, ``"-inf"`` and ``"nan"`` floats; an object saved through its ``to_dict()`` comes back as
+        that table.
         """
         fields = _common(table, "interval")
-        return cls(low=_float(table, "low"), high=_float(table, "high"), center=_float(table, "center"), **fields)
+        low, high = _number_not_nan(table, "low"), _number_not_nan(table, "high")
+        if low > high:
+            raise ConfigError("above high: an interval's low end is at most its high end", path="low")
+        return cls(low=low, high=high, center=_number_not_nan(table, "center"), **fields)
 
     @classmethod
     def from_json(cls, source: str | os.PathLike[str]) -> IntervalResult:
@@ -479,8 +638,16 @@ class RegionResult:
         return 2.0 * self.radius
 
     def contains(self, value: npt.ArrayLike) -> bool:
-        """Whether ``value`` lies strictly inside the ball."""
-        v = np.asarray(value, dtype=np.float64).reshape(-1)
+        """Whether ``value`` (one number per coordinate, none NaN) lies strictly inside the ball."""
+        try:
+            given = np.asarray(value)
+        except (TypeError, ValueError):
+            given = np.asarray(None)
+        if given.dtype.kind not in "iuf":
+            raise DataError(f"expected a vector of {self.dimension} numbers", path="value")
+        v = given.astype(np.float64).reshape(-1)
+        if np.isnan(v).any():
+            raise DataError("expected numbers, not NaN", path="value")
         if v.shape != self.center.shape:
             raise DataError(f"expected a vector of length {self.dimension}", path="value")
         return bool(np.linalg.norm(v - self.center) < self.radius)
@@ -518,18 +685,23 @@ class RegionResult:
         return _document(self, "region", shape)
 
     def to_json(self, path: str | os.PathLike[str] | None = None, *, indent: int | None = 2) -> str:
-        """The :meth:`to_dict` table as strict JSON text, also written to ``path`` (UTF-8) when given."""
+        """The :meth:`to_dict` table as strict JSON text, also written to ``path`` (UTF-8) when given (whole
+        or not at all, as :meth:`IntervalResult.to_json`)."""
         return _write_json(self.to_dict(), path, indent)
 
     @classmethod
     def from_dict(cls, table: Mapping[str, Any]) -> RegionResult:
-        """The region a :meth:`to_dict` table describes (as :meth:`IntervalResult.from_dict`)."""
+        """The region a :meth:`to_dict` table describes (as :meth:`IntervalResult.from_dict`; a negative
+        ``radius`` is refused, a NaN or infinite one, from a release that carried no information, is kept)."""
         fields = _common(table, "region")
         center = table.get("center")
         if not isinstance(center, list) or not center:
             raise ConfigError("expected a list of numbers", path="center")
-        vector = [_float({"center": c}, "center") for c in center]
-        return cls(center=vector, radius=_float(table, "radius"), **fields)
+        vector = [_float({"center": c}, "center", f"center[{i}]") for i, c in enumerate(center)]
+        radius = _float(table, "radius")
+        if radius < 0.0:  # NaN and inf stay: the radius of a release that carried no information
+            raise ConfigError("expected a number >= 0 (nan or inf for a release without information)", path="radius")
+        return cls(center=vector, radius=radius, **fields)
 
     @classmethod
     def from_json(cls, source: str | os.PathLike[str]) -> RegionResult:
@@ -585,7 +757,13 @@ def _result_list(results: Sequence[Result] | Result, labels: Sequence[str] | Non
 
     The default label is ``"<statistic>, <method>"`` (the method alone when no statistic is recorded).
     """
-    items: list[Any] = [results] if isinstance(results, IntervalResult | RegionResult) else list(results)
+    if isinstance(results, IntervalResult | RegionResult):
+        items: list[Any] = [results]
+    else:
+        try:
+            items = list(results)
+        except TypeError:
+            raise ConfigError("expected a result or a sequence of results", path="results") from None
     if not items:
         raise ConfigError("expected at least one result", path="results")
     for i, item in enumerate(items):
@@ -598,7 +776,13 @@ def _result_list(results: Sequence[Result] | Result, labels: Sequence[str] | Non
     else:
         if isinstance(labels, str):
             raise ConfigError("expected a sequence of labels, one per result, not one string", path="labels")
-        names = [str(label) for label in labels]
+        try:
+            names = list(labels)
+        except TypeError:
+            raise ConfigError("expected a sequence of labels, one per result", path="labels") from None
+        for i, label in enumerate(names):
+            if not isinstance(label, str):
+                raise ConfigError(f"expected a label (str), got {type(label).__name__}", path=f"labels[{i}]")
         if len(names) != len(items):
             raise ConfigError(f"expected {len(items)} labels, one per result, got {len(names)}", path="labels")
     return list(zip(names, items, strict=True))
@@ -634,8 +818,9 @@ def summary_table(results: Sequence[Result] | Result, labels: Sequence[str] | No
     MissingExtraError
         pandas is not installed.
     ConfigError
-        ``results`` is empty or holds something else (names ``results[i]``), or ``labels`` has the wrong
-        length (names ``labels``).
+        ``results`` is not a sequence of results or is empty (names ``results``), holds something else
+        (names ``results[i]``), or ``labels`` has the wrong length (names ``labels``) or holds something
+        other than text (names ``labels[i]``).
 
     Examples
     --------

@@ -30,6 +30,10 @@ def _axes(ax: Axes | None, *, rows: int, name: str) -> Axes:
     except ImportError:
         raise MissingExtraError(f"{name} needs matplotlib", extra="plot") from None
     if ax is not None:
+        from matplotlib.axes import Axes as MplAxes
+
+        if not isinstance(ax, MplAxes):
+            raise ConfigError(f"expected matplotlib axes (or None), got {type(ax).__name__}", path="ax")
         return ax
     _, new = plt.subplots(figsize=(6.4, 1.2 + 0.45 * rows), layout="constrained")
     return new
@@ -102,7 +106,8 @@ def plot_result(result: Result, reference: npt.ArrayLike | None = None, ax: Axes
     MissingExtraError
         matplotlib (the ``plot`` extra) is not installed.
     ConfigError
-        ``result`` is not a result, or ``reference`` is not a finite number per row.
+        ``result`` is not a result, ``reference`` is not a finite number per row, or ``ax`` is not
+        matplotlib axes.
 
     Examples
     --------
@@ -164,7 +169,7 @@ def forest_plot(
         matplotlib (the ``plot`` extra) is not installed.
     ConfigError
         ``results`` is empty, holds something else or a region of dimension > 1 (names ``results[i]``), or
-        ``labels`` or ``reference`` has the wrong length.
+        ``labels`` or ``reference`` has the wrong length, or ``ax`` is not matplotlib axes.
 
     Examples
     --------

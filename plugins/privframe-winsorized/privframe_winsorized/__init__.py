@@ -78,6 +78,10 @@ class WinsorizedMean:
     name: ClassVar[str] = "winsorized-mean"
     trim: float = attrs.field(default=0.1, validator=_check_trim)
 
+    def check_shape(self, shape: tuple[int, ...], bounds: Any) -> None:
+        """Scalar bounds and one-dimensional data (public: a session refuses a wrong shape before charging)."""
+        _require_scalar_bounds(bounds).check_shape(shape)
+
     def prepare(self, x: pp.Array, bounds: Any) -> pp.Array:
         """Clip one-dimensional data to the public bounds."""
         return _require_scalar_bounds(bounds).clip(x)

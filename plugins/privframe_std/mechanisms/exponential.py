@@ -262,7 +262,9 @@ class ExponentialMechanism:
     accepts: ClassVar[Mapping[pp.BudgetKind, pp.BudgetKind]] = MappingProxyType(
         {pp.PureDP: pp.PureDP, pp.ApproxDP: pp.PureDP}
     )
-    grid_size: int = attrs.field(default=2**16, validator=pp.validators.integer_at_least(2))
+    grid_size: int = attrs.field(
+        default=2**16, converter=pp.validators.as_int, validator=pp.validators.integer_at_least(2)
+    )
     exact: bool = attrs.field(default=True, validator=pp.validators.boolean)
 
     def plan_selection(self, statistic: pp.Statistic, budget: pp.Budget, *, label: str) -> pp.PrivacyEvent:

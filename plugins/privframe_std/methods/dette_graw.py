@@ -170,9 +170,10 @@ class DetteGraw:
 
     def defaults(self, budget: pp.Budget | None, confidence: float) -> Mapping[str, object]:
         """m-out-of-n resamples with the multiplicity cap (m = n / ln n, B = 1000), Gaussian noise and GDP
-        accounting; Laplace noise and ``approx-dp`` accounting for a ``PureDP`` budget."""
+        accounting; Laplace noise and ``approx-dp`` accounting for a pure budget (``PureDP``, or ``ApproxDP``
+        with delta = 0, which no GDP guarantee implies)."""
         sizes = {"sampler": "wr", "m": "n/log(n)", "B": 1000}
-        if isinstance(budget, pp.PureDP):
+        if isinstance(budget, pp.PureDP) or (isinstance(budget, pp.ApproxDP) and budget.delta == 0):
             self._check_calibration("approx-dp")
             return {**sizes, "mechanism": "laplace", "accountant": "approx-dp"}
         return {**sizes, "mechanism": "gaussian", "accountant": "gdp"}

@@ -45,7 +45,11 @@ class Bootstrap:
     """
 
     name: ClassVar[str] = "bootstrap"
-    B: int | None = attrs.field(default=None, validator=pp.validators.optional(pp.validators.integer_at_least(1)))
+    B: int | None = attrs.field(
+        default=None,
+        converter=pp.validators.as_int,
+        validator=pp.validators.optional(pp.validators.integer_at_least(1)),
+    )
 
     def design(self, n: int) -> pp.Design:
         """n-out-of-n with replacement; kappa = n."""

@@ -34,7 +34,9 @@ class Partition:
     """
 
     name: ClassVar[str] = "partition"
-    s: SizeRule | None = attrs.field(default=None, validator=pp.validators.optional(pp.validators.size))
+    s: SizeRule | None = attrs.field(
+        default=None, converter=pp.validators.as_int, validator=pp.validators.optional(pp.validators.size)
+    )
 
     def design(self, n: int) -> pp.Design:
         """s blocks of b records, one seeded block of rows."""

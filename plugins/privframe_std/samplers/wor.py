@@ -27,8 +27,8 @@ class WithoutReplacement:
     """
 
     name: ClassVar[str] = "wor"
-    m: SizeRule = attrs.field(default="n/log(n)", validator=pp.validators.size)
-    B: int = attrs.field(default=1000, validator=pp.validators.integer_at_least(1))
+    m: SizeRule = attrs.field(default="n/log(n)", converter=pp.validators.as_int, validator=pp.validators.size)
+    B: int = attrs.field(default=1000, converter=pp.validators.as_int, validator=pp.validators.integer_at_least(1))
 
     def design(self, n: int) -> pp.Design:
         """n, m, B; kappa = 1."""

@@ -52,11 +52,13 @@ class MultiplicityConstrained:
     """
 
     name: ClassVar[str] = "wr"
-    m: SizeRule = attrs.field(default="n/log(n)", validator=pp.validators.size)
-    B: int = attrs.field(default=1000, validator=pp.validators.integer_at_least(1))
+    m: SizeRule = attrs.field(default="n/log(n)", converter=pp.validators.as_int, validator=pp.validators.size)
+    B: int = attrs.field(default=1000, converter=pp.validators.as_int, validator=pp.validators.integer_at_least(1))
     rho: float | None = attrs.field(default=None, validator=pp.validators.optional(pp.validators.probability))
     on_reject: str = attrs.field(default="raise", validator=pp.validators.choice("raise", "redraw"))
-    max_redraws: int = attrs.field(default=100, validator=pp.validators.integer_at_least(1))
+    max_redraws: int = attrs.field(
+        default=100, converter=pp.validators.as_int, validator=pp.validators.integer_at_least(1)
+    )
 
     def resolved_rho(self, n: int) -> float:
         """rho, defaulting to 1/n."""

@@ -92,12 +92,16 @@ class KolmogorovSmirnov:
         cdf: Callable[[pp.Array], Any] = getattr(self.reference, "cdf", self.reference)
         return cdf
 
-    def prepare(self, x: pp.Array, bounds: Any) -> pp.Array:
-        """The reference CDF at every record, ``u_i = F_0(x_i)``."""
+    def check_shape(self, shape: tuple[int, ...], bounds: Any) -> None:
+        """No bounds and one-dimensional data."""
         if bounds is not None:
             raise ConfigError("the ks statistic needs no bounds (its sensitivity is 1/k)", path="bounds")
-        if x.ndim != 1:
+        if len(shape) != 1:
             raise DataError("the ks statistic needs one-dimensional data", path="x")
+
+    def prepare(self, x: pp.Array, bounds: Any) -> pp.Array:
+        """The reference CDF at every record, ``u_i = F_0(x_i)``."""
+        self.check_shape(x.shape, bounds)
         u = np.asarray(self._cdf()(x), dtype=np.float64)
         if u.shape != x.shape:
             raise ConfigError("must return one CDF value per record", path="reference")

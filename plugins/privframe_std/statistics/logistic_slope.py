@@ -258,9 +258,13 @@ class LogisticSlope:
 
     name: ClassVar[str] = "logistic-slope"
     penalty: float | None = attrs.field(default=None, validator=pp.validators.optional(pp.validators.positive))
-    coef: int = attrs.field(default=-1, validator=pp.validators.integer_at_least(-(2**31)))
+    coef: int = attrs.field(
+        default=-1, converter=pp.validators.as_int, validator=pp.validators.integer_at_least(-(2**31))
+    )
     tol: float = attrs.field(default=1e-10, validator=pp.validators.positive)
-    max_iter: int = attrs.field(default=100, validator=pp.validators.integer_at_least(1))
+    max_iter: int = attrs.field(
+        default=100, converter=pp.validators.as_int, validator=pp.validators.integer_at_least(1)
+    )
     feature_bounds: tuple[tuple[float, float], ...] | None = attrs.field(default=None, converter=_feature_bounds)
     label: str | None = attrs.field(default=None, validator=_label)
 
@@ -301,17 +305,16 @@ class LogisticSlope:
         low, high = self.feature_bounds[self.coef]
         return 1.0 / ((high - low) / 2.0 * math.sqrt(len(self.feature_bounds) + 1))
 
-    def prepare(self, x: pp.Array, bounds: Any) -> pp.Array:
-        """Check the shape and the coefficient index, code the labels -1/+1, and clip (and scale) the features."""
+    def check_shape(self, shape: tuple[int, ...], bounds: Any) -> None:
+        """An ``(n, d + 1)`` array, one pair of ``feature_bounds`` per feature, ``coef`` one of the d features."""
         if self.feature_bounds is not None and bounds is not None:
             raise ConfigError(
                 "logistic-slope with feature_bounds scales the features itself; leave bounds out", path="bounds"
             )
-
-        radius = _radius(bounds)
-        if x.ndim != 2 or x.shape[1] < 2:
+        _radius(bounds)
+        if len(shape) != 2 or shape[1] < 2:
             raise DataError("logistic-slope needs an (n, d + 1) array: d >= 1 features, then the label", path="x")
-        d = x.shape[1] - 1
+        d = shape[1] - 1
         if self.feature_bounds is not None and len(self.feature_bounds) != d:
             raise ConfigError(
                 f"gives {len(self.feature_bounds)} (low, high) pairs for d = {d} features (one per feature)",
@@ -319,6 +322,12 @@ class LogisticSlope:
             )
         if not -d <= self.coef < d:
             raise ConfigError(f"must index one of the d = {d} features (-{d} .. {d - 1})", path="coef")
+
+    def prepare(self, x: pp.Array, bounds: Any) -> pp.Array:
+        """Check the shape and the coefficient index, code the labels -1/+1, and clip (and scale) the features."""
+        self.check_shape(x.shape, bounds)
+        radius = _radius(bounds)
+        d = x.shape[1] - 1
         labels = _labels(x[:, -1])
         if self.feature_bounds is None:
             features = pp.L2Ball(radius).clip(x[:, :-1])

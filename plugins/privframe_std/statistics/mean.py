@@ -12,7 +12,7 @@ import numpy as np
 import numpy.typing as npt
 
 import privframe.plugin as pp
-from privframe.errors import ConfigError, DataError
+from privframe.errors import ConfigError
 from privframe_std.statistics._decompose import SCALE, combine_sums, decomposed_batch, decomposed_full, segment_sums
 from privframe_std.statistics._finite import finite_weighted_mean
 from privframe_std.statistics._population import population_law
@@ -72,18 +72,22 @@ class Mean:
         equivariant=True, mean=True, default_mechanisms=NOISE_MECHANISMS
     )
 
+    def check_shape(self, shape: tuple[int, ...], bounds: Any) -> None:
+        """Scalars in ``(low, high)``, or vectors of at most ``MAX_DIMENSION`` coordinates in an ``L2Ball``."""
+        if isinstance(bounds, pp.Bounds):
+            bounds.check_shape(shape)
+        elif isinstance(bounds, pp.L2Ball):
+            bounds.check_shape(shape)
+            if shape[1] > MAX_DIMENSION:
+                raise ConfigError(f"vector records of more than {MAX_DIMENSION} coordinates", path="x")
+
     def prepare(self, x: pp.Array, bounds: Any) -> pp.Array:
         """Clip scalars to the interval, or project rows onto the ball, then round to the public grid."""
+        self.check_shape(x.shape, bounds)
         step = grid_step(magnitude(bounds))
         if isinstance(bounds, pp.Bounds):
-            if x.ndim != 1:
-                raise DataError("scalar bounds need one-dimensional data (use pf.L2Ball for vectors)", path="x")
             clipped = bounds.clip(x)
         else:
-            if x.ndim != 2:
-                raise DataError("an L2Ball bound needs two-dimensional data (n, d)", path="x")
-            if x.shape[1] > MAX_DIMENSION:
-                raise ConfigError(f"vector records of more than {MAX_DIMENSION} coordinates", path="x")
             clipped = pp.L2Ball(bounds.radius * (1.0 - 2.0**-20)).clip(x)
         # In place on the clipped copy (a fresh array): at n = 1e8 each temporary is 800 MB. Vectors are laid
         # out column by column: the resample sums read one coordinate's column at a time through the indices

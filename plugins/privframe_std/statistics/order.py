@@ -576,12 +576,16 @@ class Quantile:
         """The 1-based rank of the order statistic on k records."""
         return min(k, max(1, math.ceil(round(self.level * k, 9))))
 
+    def check_shape(self, shape: tuple[int, ...], bounds: Any) -> None:
+        """Scalar bounds and one-dimensional data."""
+        _scalar_bounds(bounds, self.name)
+        if len(shape) != 1:
+            raise DataError(f"statistic '{self.name}' needs one-dimensional data", path="x")
+
     def prepare(self, x: pp.Array, bounds: Any) -> pp.Array:
         """Clip one-dimensional data to the bounds."""
-        checked = _scalar_bounds(bounds, self.name)
-        if x.ndim != 1:
-            raise DataError(f"statistic '{self.name}' needs one-dimensional data", path="x")
-        return checked.clip(x)
+        self.check_shape(x.shape, bounds)
+        return _scalar_bounds(bounds, self.name).clip(x)
 
     def evaluate(self, x: pp.Array) -> pp.Array:
         """The order statistic of the full data, shape ``(1,)``."""

@@ -194,14 +194,19 @@ class UStatistic:
         """``k`` when declared degenerate, else ``sqrt(k)``."""
         return float(k) if self.degenerate else math.sqrt(k)
 
-    def prepare(self, x: pp.Array, bounds: Any) -> pp.Array:
-        """Clip one-dimensional data to the bounds."""
+    def check_shape(self, shape: tuple[int, ...], bounds: Any) -> None:
+        """Scalar bounds and one-dimensional data of at least 2 records."""
         if not isinstance(bounds, pp.Bounds):
             raise ConfigError(f"statistic '{self.name}' needs scalar bounds (low, high)", path="bounds")
-        if x.ndim != 1:
+        if len(shape) != 1:
             raise DataError(f"statistic '{self.name}' needs one-dimensional data", path="x")
-        if x.shape[0] < 2:
+        if shape[0] < 2:
             raise DataError(f"statistic '{self.name}' needs at least 2 records", path="x")
+
+    def prepare(self, x: pp.Array, bounds: Any) -> pp.Array:
+        """Clip one-dimensional data to the bounds."""
+        self.check_shape(x.shape, bounds)
+        assert isinstance(bounds, pp.Bounds)
         return bounds.clip(x)
 
     def evaluate(self, x: pp.Array) -> pp.Array:

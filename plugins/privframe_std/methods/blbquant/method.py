@@ -199,12 +199,18 @@ class BLBQuant:
     statistic evaluated on weighted resamples (the little bootstraps)."""
 
     split: float = attrs.field(default=0.5, validator=pp.validators.probability)
-    R: int | None = attrs.field(default=None, validator=pp.validators.optional(pp.validators.integer_at_least(1)))
+    R: int | None = attrs.field(
+        default=None,
+        converter=pp.validators.as_int,
+        validator=pp.validators.optional(pp.validators.integer_at_least(1)),
+    )
     grid: tuple[float, float] | None = attrs.field(default=None, validator=_grid)
     bin_width: float | None = attrs.field(default=None, validator=pp.validators.optional(pp.validators.positive))
     sets: str = attrs.field(default="symmetric", validator=pp.validators.choice("symmetric", "equal-tailed"))
     weights: str = attrs.field(default="independent", validator=pp.validators.choice("independent", "shared", "auto"))
-    min_block: int = attrs.field(default=MIN_BLOCK, validator=pp.validators.integer_at_least(0))
+    min_block: int = attrs.field(
+        default=MIN_BLOCK, converter=pp.validators.as_int, validator=pp.validators.integer_at_least(0)
+    )
 
     def _searches(self) -> tuple[str, ...]:
         return ("symmetric",) if self.sets == "symmetric" else ("upper", "lower")

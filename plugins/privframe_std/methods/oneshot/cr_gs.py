@@ -33,6 +33,13 @@ def quieter_spelling(budget: pp.ApproxDP, releases: int = 2) -> str:
     return "laplace" if laplace_sd <= gaussian_sd else "gaussian"
 
 
+def _gdp_mu(budget: pp.Budget) -> float | None:
+    """The mu of a GDP budget or the largest one implying an (eps, delta > 0) budget; None for a pure one."""
+    if isinstance(budget, pp.PureDP) or (isinstance(budget, pp.ApproxDP) and budget.delta == 0):
+        return None
+    return pp.as_gdp(budget).mu
+
+
 @attrs.frozen
 class CRGS:
     """One-shot private confidence region from global sensitivity (mu-GDP; the cost does not grow with B).
@@ -139,7 +146,7 @@ class CRGS:
                 "m": roots.m,
                 "B": roots.B,
                 "kappa": roots.kappa,
-                "mu": pp.as_gdp(ctx.budget).mu if not isinstance(ctx.budget, pp.PureDP) else None,
+                "mu": _gdp_mu(ctx.budget),
                 "per_release": str(half),
                 "mechanism": ctx.mechanism.name,
                 "fpc": self.fpc,

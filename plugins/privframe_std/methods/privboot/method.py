@@ -112,8 +112,10 @@ class PrivBoot:
 
     ci: str = attrs.field(default="deconvolution", validator=pp.validators.choice("deconvolution", "standard"))
     accounting: str = attrs.field(default="exact", validator=pp.validators.choice("exact", "asymptotic"))
-    grid_size: int = attrs.field(default=300, validator=pp.validators.integer_at_least(10))
-    df: int = attrs.field(default=5, validator=pp.validators.integer_at_least(2))
+    grid_size: int = attrs.field(
+        default=300, converter=pp.validators.as_int, validator=pp.validators.integer_at_least(10)
+    )
+    df: int = attrs.field(default=5, converter=pp.validators.as_int, validator=pp.validators.integer_at_least(2))
     penalty: float = attrs.field(default=0.1, validator=pp.validators.positive)
     check_consistency: bool = attrs.field(default=True, validator=pp.validators.boolean)
 

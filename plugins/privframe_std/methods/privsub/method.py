@@ -62,7 +62,11 @@ class PrivSub:
 
     name: ClassVar[str] = "privsub"
 
-    T: int | None = attrs.field(default=None, validator=pp.validators.optional(pp.validators.integer_at_least(2)))
+    T: int | None = attrs.field(
+        default=None,
+        converter=pp.validators.as_int,
+        validator=pp.validators.optional(pp.validators.integer_at_least(2)),
+    )
     share: float = attrs.field(default=0.5, validator=pp.validators.probability)
     slack_share: float = attrs.field(default=0.5, validator=pp.validators.probability)
     interval: str = attrs.field(default="basic", validator=pp.validators.choice(*INTERVAL_KINDS))
@@ -93,6 +97,36 @@ class PrivSub:
             "B": 60 if self.T is None else self.T,
         }
         return defaults
+
+    def check_design(self, design: pp.Design | None, statistic: pp.Statistic, call: pp.PublicCall) -> None:
+        """Refuse, before the data are read, what ``run`` would refuse from public inputs: a ``T`` that is not
+        the sampler's B, subsamples drawn with replacement, fewer than 2 of them, and a budget the estimator
+        cannot honour (the per-call budgets are planned here as in ``run``)."""
+        if design is None:
+            return
+        if self.T is not None and design.B != self.T:
+            raise ConfigError("conflicts with the sampler's B; give only one of them", path="T")
+        if design.replace:
+            raise ConfigError("privsub needs subsamples drawn without replacement ('wor')", path="sampler")
+        if design.B < 2:
+            raise ConfigError("privsub needs at least 2 subsamples", path="T")
+        estimator: pp.PrivateEstimator | None = self.estimator
+        if estimator is None and isinstance(call.mechanism, (pp.Mechanism, pp.SelectionMechanism)):
+            estimator = pp.MechanismEstimator(statistic, call.mechanism, call.bounds)
+        if call.budget is None or estimator is None:
+            return
+        plan = plan_budgets(
+            call.budget,
+            estimator,
+            n=call.n,
+            m=design.m,
+            count=design.B,
+            share=self.share,
+            slack_share=self.slack_share,
+            composition=self.composition,
+        )
+        estimator.plan(call.n, plan.full_budget, label="full")
+        estimator.plan(design.m, plan.sub_budget, label="subsample")
 
     def _estimator(self, ctx: pp.RunContext[pp.Mechanism | pp.SelectionMechanism]) -> pp.PrivateEstimator:
         if self.estimator is not None:
