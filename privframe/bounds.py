@@ -78,13 +78,16 @@ class L2Ball:
         self.check_shape(x.shape)
         with np.errstate(over="ignore"):
             norms = np.linalg.norm(x, axis=1, keepdims=True)
-        if not np.all(np.isfinite(norms)):  # rows of finite huge entries: the norm of the row scaled down
-            peak = np.max(np.abs(x), axis=1, keepdims=True)
-            unit = np.where(peak > 0, peak, 1.0)
-            norms = peak * np.linalg.norm(x / unit, axis=1, keepdims=True)
         # rows inside the ball keep scale 1 (no division: a zero row used to overflow radius / tiny)
         scale = np.divide(self.radius, norms, out=np.ones_like(norms), where=norms > self.radius)
-        projected: Array = x * scale
+        projected: Array = x * scale  # a row whose norm overflows gets scale 0 here, and is redone below
+        huge = ~np.isfinite(norms[:, 0])
+        if np.any(huge):
+            # Finite entries whose squares overflow: the direction from the row divided by its largest entry
+            # (every such row is far outside the ball). Never multiplying by that entry again keeps every
+            # intermediate finite, so the same rows raise no floating-point warning.
+            rows = x[huge] / np.max(np.abs(x[huge]), axis=1, keepdims=True)
+            projected[huge] = rows * (self.radius / np.linalg.norm(rows, axis=1, keepdims=True))
         return projected
 
 

@@ -181,3 +181,21 @@ def test_the_mean_rounds_in_place_on_its_own_copy_with_the_same_bits(dtype: Any)
     assert prepared.dtype == np.float64
     assert prepared is not x
     assert np.array_equal(prepared.view(np.int64), expected.astype(np.float64).view(np.int64))
+
+
+def test_bounds_below_the_doubles_spacing_give_a_typed_answer_on_every_method() -> None:
+    """Bounds of width 1e-300 (found by the data-dependent-raise audit): the U-statistic's exact row sums
+    overflowed 2^p (cr-ss raised a PluginError) and PrivBoot divided by a noise sd that underflows to 0."""
+    x = np.zeros(8)
+    region = pf.confidence_interval(
+        x, "u-statistic", method="cr-ss", budget=pf.GDP(1.0, delta=1e-6), bounds=(0, 1e-300), rng=1
+    )
+    assert region.low <= 0.0 <= region.high
+    standard = pf.confidence_interval(
+        x, "u-statistic", method="privboot", budget=pf.ApproxDP(1.0, 1e-6), bounds=(0, 1e-300), ci="standard", rng=1
+    )
+    assert standard.low <= 0.0 <= standard.high
+    with pytest.raises(pf.ConfigError, match=r"^bounds: are so narrow .* use ci='standard'"):
+        pf.confidence_interval(
+            x, "u-statistic", method="privboot", budget=pf.ApproxDP(1.0, 1e-6), bounds=(0, 1e-300), rng=1
+        )

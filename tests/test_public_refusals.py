@@ -77,6 +77,22 @@ REFUSALS: list[tuple[str, Any, str, dict[str, Any], type[pf.PrivframeError], str
         "budget",
     ),
     (
+        "bounds too wide for private-variance's noise variances",
+        _SCALARS,
+        "mean",
+        {"method": "private-variance", "budget": pf.PureDP(1.0), "bounds": (-1e300, 1e300)},
+        pf.ConfigError,
+        "bounds",
+    ),
+    (
+        "a vector mean for blbquant",
+        _RNG.uniform(size=(5000, 2)),
+        "mean",
+        {"method": "blbquant", "budget": pf.PureDP(5.0), "bounds": pf.L2Ball(1.0), "min_block": 0},
+        pf.ConfigError,
+        "bounds",
+    ),
+    (
         "privsub with replacement",
         _SCALARS,
         "mean",

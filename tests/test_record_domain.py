@@ -8,6 +8,7 @@ release, with a message that prints no value, and a session charges nothing for 
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -90,3 +91,26 @@ def test_a_table_or_vector_row_with_a_non_record_is_refused(bad: float) -> None:
     rows[7, 1] = bad
     with pytest.raises(pf.DataError, match=r"^x: contains NaN or infinite values"):
         pf.confidence_region(rows, "mean", method="cr-gs", budget=pf.GDP(1.0), bounds=pf.L2Ball(1.0))
+
+
+HUGE = float(np.finfo(np.float64).max)
+
+
+@pytest.mark.parametrize("row", [(HUGE, HUGE), (-HUGE, -HUGE), (1e200, 3e199), (-HUGE, 0.0)])
+def test_a_row_whose_norm_overflows_is_projected_onto_the_ball_without_a_warning(row: tuple[float, float]) -> None:
+    """Such a row is a finite record far outside the ball: it lands on the sphere in its own direction. Its
+    squares overflow, and a floating-point warning on some data and not on their neighbours would be a
+    release (an exception under warnings-as-errors); it used to be projected to 0 with an overflow warning."""
+    rows = np.zeros((20, 2))
+    rows[0] = row
+    with np.errstate(all="raise"), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        projected = pf.L2Ball(2.0).clip(rows)
+    direction = np.array(row) / np.max(np.abs(row))
+    np.testing.assert_allclose(projected[0], 2.0 * direction / np.linalg.norm(direction), rtol=1e-15)
+    assert np.linalg.norm(projected[0]) <= 2.0 * (1 + 1e-15)
+    assert not projected[1:].any()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        region = pf.confidence_region(rows, "mean", method="cr-gs", budget=pf.GDP(1.0), bounds=pf.L2Ball(2.0), rng=1)
+    assert np.all(np.isfinite(region.center))

@@ -82,7 +82,7 @@ def exact_row_sums(rows: pp.Array, c: float) -> tuple[pp.Array, float]:
     about ``u k c``, the rounding of the sum itself, instead of the ``u k^2 c`` of a plain sum.
     """
     k = rows.shape[-1]
-    p = math.floor(51.0 - math.log2(k * c))
+    p = min(math.floor(51.0 - math.log2(k * c)), 1023)  # 2^p stays a finite double when c is tiny
     if p < 0:  # k c > 2^51: no exact split; the general bound for a sum of k terms of size <= c
         return rows.sum(axis=-1), 2.0 * k * k * c * _UNIT_ROUNDOFF
     scaled = rows * math.ldexp(1.0, p)

@@ -239,7 +239,8 @@ class BLBQuant:
         return defaults
 
     def check_design(self, design: pp.Design | None, statistic: pp.Statistic, call: pp.PublicCall) -> None:
-        """Refuse blocks too small for the statistic (``min_block``); public inputs only.
+        """Refuse bounds that are not scalar and blocks too small for the statistic (``min_block``); public
+        inputs only.
 
         Called before the search runs, and by ``method="auto"`` to pass over a method that would refuse.
 
@@ -250,8 +251,10 @@ class BLBQuant:
         statistic : Statistic
             The statistic (its ``q`` for quantiles).
         call : PublicCall
-            The call's public inputs (unused: the refusal depends on the design only).
+            The call's public inputs (its bounds).
         """
+        if not isinstance(call.bounds, pp.Bounds):
+            raise ConfigError("blbquant needs public scalar bounds (low, high)", path="bounds")
         if design is None:  # blbquant always has a sampler; nothing to check without one
             return
         n, s, b = design.n, design.B, design.m

@@ -23,6 +23,11 @@ from privframe_std.methods.private_variance.laws import GAUSSIAN
 __all__ = ["PrivateVariance"]
 
 
+def _spent(budget: pp.Budget) -> pp.Budget:
+    """The budget the two releases spend: a (mu, delta)-GDP budget's mu (no delta is spent)."""
+    return pp.GDP(budget.mu) if isinstance(budget, pp.GDP) else budget
+
+
 @attrs.frozen
 class PrivateVariance:
     """The mean's interval from two releases: the clipped mean and the second moment about the midpoint.
@@ -52,11 +57,22 @@ class PrivateVariance:
         return {"accountant": "gdp" if isinstance(budget, pp.GDP) else "approx-dp"}
 
     def check_design(self, design: pp.Design | None, statistic: pp.Statistic, call: pp.PublicCall) -> None:
-        """Refuse, from public inputs only, bounds that are not scalar and fewer than 2 records."""
+        """Refuse, from public inputs only, bounds that are not scalar, fewer than 2 records, and bounds so
+        wide that the plan's noise variances overflow the doubles (the plan is computed here, and cached)."""
         if not isinstance(call.bounds, pp.Bounds):
             raise ConfigError("private-variance needs public scalar bounds (low, high)", path="bounds")
         if call.n < 2:
             raise ConfigError("private-variance needs at least 2 records", path="n")
+        if call.budget is not None:
+            try:
+                core.plan(call.n, (call.bounds.low, call.bounds.high), _spent(call.budget), float(call.confidence))
+            except OverflowError:
+                raise ConfigError(
+                    "are too wide for private-variance: the noise variance of the second moment, about "
+                    "(width / 2)^4 / (n epsilon)^2, is not a finite double; rescale the data (and the bounds), "
+                    "or use cr-gs",
+                    path="bounds",
+                ) from None
 
     def _events(
         self, plan: core.VariancePlan, budget: pp.Budget
@@ -107,7 +123,7 @@ class PrivateVariance:
         if ctx.data.ndim != 1:
             raise DataError("private-variance needs one-dimensional data", path="x")
         budget = ctx.budget
-        spent: pp.Budget = pp.GDP(budget.mu) if isinstance(budget, pp.GDP) else budget  # no delta is spent
+        spent = _spent(budget)
         plan = core.plan(ctx.n, (bounds.low, bounds.high), spent, float(ctx.confidence))
         events, lattices = self._events(plan, spent)
         for event in events:

@@ -184,7 +184,10 @@ class PrivBoot:
         for a described law and 3% for one drawn from the mechanism (its sampled quantile and sd carry about
         1% of Monte Carlo error; Laplace noise is 19% off).
         """
-        ratio = law.quantile(0.99, rng) / (law.sd(rng) * float(special.ndtri(0.99)))
+        upper, sd = law.quantile(0.99, rng), law.sd(rng)
+        if sd == 0.0:  # a noise scale below the doubles (bounds of width ~1e-300): no law to tell apart
+            return
+        ratio = upper / (sd * float(special.ndtri(0.99)))
         tolerance = 0.01 if law.described else 0.03
         if not 1.0 - tolerance <= ratio <= 1.0 + tolerance:
             raise ConfigError(
@@ -262,6 +265,12 @@ class PrivBoot:
         if self.ci == "deconvolution":
             self._check_gaussian(law, law_rng)
         sigma = law.sd(law_rng)
+        if sigma == 0.0 and self.ci == "deconvolution":  # public: the noise scale follows from the bounds
+            raise ConfigError(
+                "are so narrow that the noise's standard deviation is below the doubles, and the deconvolution "
+                "(g-modelling) needs it > 0; rescale the data (and the bounds), or use ci='standard'",
+                path="bounds",
+            )
         theta_star = ctx.evaluate_resamples(resamples, 1)[:, 0]
         releases = ctx.release(theta_star, event, rng=noise_rng)
 
