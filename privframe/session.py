@@ -323,7 +323,10 @@ class Session:
         return Ledger(events, self.spent, accountant="session")
 
     def fits(self, budget: Budget) -> bool:
-        """Whether a call with ``budget`` would fit the session now."""
+        """Whether a call with ``budget`` would fit the session now (False for ``None``: a session runs
+        private calls only); anything but a budget or None is a ``ConfigError``, not an answer."""
+        if budget is not None and not isinstance(budget, (GDP, ApproxDP, PureDP)):
+            raise ConfigError("expected pf.GDP, pf.ApproxDP or pf.PureDP", path="budget")
         try:
             self._admit(budget)
         except BudgetError:

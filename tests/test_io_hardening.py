@@ -509,3 +509,12 @@ def test_recorded_calls_are_saved_and_read_back(tmp_path: Path) -> None:
     session = pf.Session(pf.GDP(1.0), calls=iter(calls))  # type: ignore[arg-type]
     session.save(tmp_path / "s.jsonl")
     assert pf.Session.open(tmp_path / "s.jsonl").calls == tuple(calls)
+
+
+@pytest.mark.parametrize("bad", [1.0, "gdp", {"unit": "gdp", "mu": 1.0}])
+def test_session_fits_refuses_what_is_not_a_budget(bad: object) -> None:
+    session = pf.Session(pf.GDP(1.0))
+    with pytest.raises(pf.ConfigError, match=r"^budget: expected pf.GDP"):
+        session.fits(bad)  # type: ignore[arg-type]
+    assert session.fits(None) is False
+    assert session.fits(pf.GDP(0.5)) is True
