@@ -115,18 +115,22 @@ class PrivSub:
             estimator = pp.MechanismEstimator(statistic, call.mechanism, call.bounds)
         if call.budget is None or estimator is None:
             return
-        plan = plan_budgets(
-            call.budget,
+        plan = self._plan(call.budget, estimator, call.n, design.m, design.B)
+        estimator.plan(call.n, plan.full_budget, label="full")
+        estimator.plan(design.m, plan.sub_budget, label="subsample")
+
+    def _plan(self, budget: pp.Budget, estimator: pp.PrivateEstimator, n: int, m: int, count: int) -> BudgetPlan:
+        """The per-call budgets of ``count`` subsamples of m out of n records under this method's options."""
+        return plan_budgets(
+            budget,
             estimator,
-            n=call.n,
-            m=design.m,
-            count=design.B,
+            n=n,
+            m=m,
+            count=count,
             share=self.share,
             slack_share=self.slack_share,
             composition=self.composition,
         )
-        estimator.plan(call.n, plan.full_budget, label="full")
-        estimator.plan(design.m, plan.sub_budget, label="subsample")
 
     def _estimator(self, ctx: pp.RunContext[pp.Mechanism | pp.SelectionMechanism]) -> pp.PrivateEstimator:
         if self.estimator is not None:
@@ -178,16 +182,7 @@ class PrivSub:
                 UserWarning,
                 stacklevel=2,
             )
-        plan = plan_budgets(
-            ctx.budget,
-            estimator,
-            n=n,
-            m=m,
-            count=count,
-            share=self.share,
-            slack_share=self.slack_share,
-            composition=self.composition,
-        )
+        plan = self._plan(ctx.budget, estimator, n, m, count)
         full_event = estimator.plan(n, plan.full_budget, label="full")
         sub_event = estimator.plan(m, plan.sub_budget, label="subsample")
         for event in plan.events(full_event, sub_event, n=n, m=m):
