@@ -85,6 +85,14 @@ REFUSALS: list[tuple[str, Any, str, dict[str, Any], type[pf.PrivframeError], str
         "bounds",
     ),
     (
+        "a sensitivity that overflows at the bounds",
+        _SCALARS,
+        "u-statistic",
+        {"method": "cr-gs", "budget": pf.GDP(1.0), "bounds": (-1e300, 1e300)},
+        pf.ConfigError,
+        "bounds",
+    ),
+    (
         "a vector mean for blbquant",
         _RNG.uniform(size=(5000, 2)),
         "mean",

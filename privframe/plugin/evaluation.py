@@ -173,8 +173,16 @@ def global_sensitivity(
     """
     with guarded("statistic", statistic.name, "sensitivity"):
         value = statistic.sensitivity(k, bounds)
-    if value is None or not math.isfinite(value) or value < 0:
+    if value is None:
         raise ConfigError(
             f"{needed_by} needs a finite global sensitivity and statistic '{statistic.name}' has none", path=path
         )
+    if not math.isfinite(value):  # bounds so wide that the sensitivity overflows (or a plugin's NaN)
+        raise ConfigError(
+            f"{needed_by} needs a finite global sensitivity; at these bounds that of statistic '{statistic.name}' "
+            f"on {k} records is not a finite double: rescale the data and the bounds",
+            path="bounds",
+        )
+    if value < 0:
+        raise PluginError(f"'{statistic.name}'.sensitivity returned a negative value", path="statistic")
     return float(value)
