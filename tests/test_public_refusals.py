@@ -93,6 +93,22 @@ REFUSALS: list[tuple[str, Any, str, dict[str, Any], type[pf.PrivframeError], str
         "bounds",
     ),
     (
+        "a sensitivity that overflows at the bounds, dette-graw",
+        _SCALARS,
+        "u-statistic",
+        {"method": "dette-graw", "budget": pf.GDP(1.0), "bounds": (-1e300, 1e300)},
+        pf.ConfigError,
+        "bounds",
+    ),
+    (
+        "a sensitivity that overflows at the bounds, privboot",
+        _SCALARS,
+        "u-statistic",
+        {"method": "privboot", "budget": pf.ApproxDP(4.0, 1e-6), "bounds": (-1e300, 1e300)},
+        pf.ConfigError,
+        "bounds",
+    ),
+    (
         "a vector mean for blbquant",
         _RNG.uniform(size=(5000, 2)),
         "mean",

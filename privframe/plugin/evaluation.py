@@ -27,6 +27,7 @@ __all__ = [
     "check_data_shape",
     "coordinates",
     "finite",
+    "check_sensitivities",
     "global_sensitivity",
     "guarded",
     "order_statistic_index",
@@ -162,6 +163,17 @@ def order_statistic_index(confidence: float, count: int) -> int:
     """
     k = math.ceil(round(confidence * count, 9))
     return min(max(k, 1), count) - 1
+
+
+def check_sensitivities(
+    statistic: Statistic, bounds: Bounds | L2Ball | None, sizes: tuple[int, ...], *, needed_by: str, shift: bool
+) -> None:
+    """Refuse, from public inputs only, a statistic whose global sensitivity on any of ``sizes`` records is not
+    finite in the coordinates a run computes it in (``shift``: the method's ``needs.shift``), as
+    :func:`global_sensitivity` would when the run asks for it (a method's ``check_design`` calls this)."""
+    shifted = coordinates(statistic, bounds, shift=shift).bounds
+    for k in sizes:
+        global_sensitivity(statistic, k, shifted, needed_by=needed_by)
 
 
 def global_sensitivity(

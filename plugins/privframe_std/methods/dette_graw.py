@@ -13,6 +13,7 @@ import numpy.typing as npt
 import privframe.plugin as pp
 from privframe._typing import LazyModule
 from privframe.errors import BudgetError, ConfigError
+from privframe.plugin.evaluation import check_sensitivities
 from privframe_std._binomial import binom_logpmf
 from privframe_std.distributed.evaluate import evaluate_distributed
 from privframe_std.distributed.local import evaluate_resamples
@@ -188,8 +189,12 @@ class DetteGraw:
             )
 
     def check_design(self, design: pp.Design | None, statistic: pp.Statistic, call: pp.PublicCall) -> None:
-        """Refuse, from public inputs only, a 'composition' design without a multiplicity cap below m."""
-        if self.calibration != "composition" or design is None:
+        """Refuse, from public inputs only, a statistic without a finite global sensitivity at n or m, and a
+        'composition' design without a multiplicity cap below m."""
+        if design is None:
+            return
+        check_sensitivities(statistic, call.bounds, (design.n, design.m), needed_by=self.name, shift=self.needs.shift)
+        if self.calibration != "composition":
             return
         if design.kappa >= design.m:
             raise ConfigError(

@@ -10,7 +10,7 @@ import attrs
 import numpy as np
 
 import privframe.plugin as pp
-from privframe.plugin.evaluation import coordinates, global_sensitivity
+from privframe.plugin.evaluation import check_sensitivities
 from privframe_std.methods.oneshot.radius import RADIUS_RULES, convolved_quantile, noise_floor
 from privframe_std.methods.oneshot.roots import DEFAULT_SIZES, ORDER_STATISTIC_RULES, compute_roots, fpc_factor
 
@@ -106,11 +106,10 @@ class CRGS:
     def check_design(self, design: pp.Design | None, statistic: pp.Statistic, call: pp.PublicCall) -> None:
         """Refuse, before the data are read, a statistic without a finite global sensitivity at n or m (none
         at all, or bounds so wide that it overflows), in the coordinates the run computes it in."""
-        if design is None:
-            return
-        bounds = coordinates(statistic, call.bounds, shift=self.needs.shift).bounds
-        for k in (design.n, design.m):
-            global_sensitivity(statistic, k, bounds, needed_by=self.name)
+        if design is not None:
+            check_sensitivities(
+                statistic, call.bounds, (design.n, design.m), needed_by=self.name, shift=self.needs.shift
+            )
 
     def run(self, ctx: pp.RunContext[pp.Mechanism]) -> pp.IntervalResult | pp.RegionResult:
         """Compute the region and its ledger."""

@@ -13,6 +13,7 @@ import numpy as np
 import privframe.plugin as pp
 from privframe._typing import LazyModule
 from privframe.errors import BudgetError, ConfigError
+from privframe.plugin.evaluation import check_sensitivities
 from privframe.privacy import accounting
 from privframe_std.methods.privboot.accounting import ASYMPTOTIC_FACTOR, calibrate_mu0, privboot_pld
 from privframe_std.methods.privboot.gmodel import fit_gmodel
@@ -161,8 +162,11 @@ class PrivBoot:
 
         The exact cost of B releases at ``mu_0 = mu / sqrt((2 - 2/e) B)`` (at delta = 1e-6) exceeds mu-GDP's
         by 29-78% at B = 20, 6-18% at B = 100 and 1-2% at B = 2000 (mu from 0.5 to 2); a claim off by more
-        than :data:`ASYMPTOTIC_TOLERANCE` is refused, not recorded. Public inputs only (n, B, the budget).
+        than :data:`ASYMPTOTIC_TOLERANCE` is refused, not recorded. Public inputs only (n, B, the budget). A
+        statistic without a finite global sensitivity at n (or bounds that overflow it) is refused too.
         """
+        if design is not None:
+            check_sensitivities(statistic, call.bounds, (design.n,), needed_by=self.name, shift=self.needs.shift)
         if self.accounting != "asymptotic" or call.budget is None or design is None:
             return
         mu = self._target(call.budget)[0]
