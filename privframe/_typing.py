@@ -9,20 +9,26 @@ uses ``special.expit`` in its functions writes ``special = LazyModule("scipy.spe
 from __future__ import annotations
 
 import importlib
+import numbers
 from collections.abc import Mapping
 from types import MappingProxyType, ModuleType
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, TypeGuard
 
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["Array", "IndexMatrix", "LazyModule", "frozen_mapping"]
+__all__ = ["Array", "IndexMatrix", "LazyModule", "frozen_mapping", "is_integer"]
 
 Array: TypeAlias = npt.NDArray[np.float64]
 """A float64 array (data, statistic values)."""
 
 IndexMatrix: TypeAlias = npt.NDArray[np.intp]
 """A ``(B, m)`` integer matrix: row i holds the indices of resample i."""
+
+
+def is_integer(value: object) -> TypeGuard[numbers.Integral]:
+    """Whether ``value`` is an integer: any ``numbers.Integral`` (``int``, ``np.int64``...) except a bool."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
 def frozen_mapping(value: Mapping[str, Any]) -> Mapping[str, Any]:

@@ -50,7 +50,7 @@ from privframe.errors import BudgetError, ConfigError, PrivframeError, PTRFailed
 from privframe.pipeline.build import Pipeline, assemble_request
 from privframe.pipeline.request import Request, request, session_method
 from privframe.privacy import accounting, session_log
-from privframe.privacy.budgets import GDP, ApproxDP, Budget, PureDP, budget_from_table, budget_to_table
+from privframe.privacy.budgets import GDP, ApproxDP, Budget, PureDP, budget_from_table, budget_to_table, delta_of
 from privframe.privacy.events import PrivacyEvent
 from privframe.privacy.ledger import Ledger
 from privframe.results import IntervalResult, RegionResult
@@ -139,7 +139,7 @@ def call_charge(budget: Budget, total: Budget, spent: Budget | None) -> Budget:
         return budget
     if not isinstance(budget, GDP):
         return budget
-    spare = _delta(total) - (0.0 if spent is None else _delta(spent)) - budget.delta
+    spare = delta_of(total) - (0.0 if spent is None else delta_of(spent)) - budget.delta
     if spare <= 0.0:
         raise BudgetError(
             "a GDP call needs some of the session's delta to convert to (epsilon, delta); none is left", path="budget"
@@ -157,12 +157,8 @@ def compose_charges(charges: Sequence[Budget], total: Budget) -> Budget | None:
         deltas = [charge.delta for charge in charges if isinstance(charge, GDP)]
         return GDP(math.sqrt(math.fsum(mu * mu for mu in mus)), delta=math.fsum(deltas))
     eps = math.fsum(charge.epsilon for charge in charges if not isinstance(charge, GDP))
-    delta = math.fsum(_delta(charge) for charge in charges)
+    delta = math.fsum(delta_of(charge) for charge in charges)
     return PureDP(eps) if delta == 0.0 else ApproxDP(eps, min(delta, math.nextafter(1.0, 0.0)))
-
-
-def _delta(budget: Budget) -> float:
-    return budget.delta if isinstance(budget, (GDP, ApproxDP)) else 0.0
 
 
 def _fits(spent: Budget, total: Budget) -> bool:
@@ -170,7 +166,7 @@ def _fits(spent: Budget, total: Budget) -> bool:
         assert isinstance(spent, GDP)
         return spent.mu <= total.mu * (1 + _REL_TOL) and spent.delta <= total.delta * (1 + _REL_TOL)
     assert not isinstance(spent, GDP)
-    return spent.epsilon <= total.epsilon * (1 + _REL_TOL) and _delta(spent) <= _delta(total) * (1 + _REL_TOL)
+    return spent.epsilon <= total.epsilon * (1 + _REL_TOL) and delta_of(spent) <= delta_of(total) * (1 + _REL_TOL)
 
 
 def _over(value: float, limit: float) -> bool:
@@ -195,7 +191,7 @@ def _overflow(after: Budget, total: Budget, remaining: Budget | None) -> str:
             (name, value, limit)
             for name, value, limit in (
                 ("epsilon", after.epsilon, total.epsilon),
-                ("delta", _delta(after), _delta(total)),
+                ("delta", delta_of(after), delta_of(total)),
             )
             if _over(value, limit)
         ]
@@ -203,8 +199,8 @@ def _overflow(after: Budget, total: Budget, remaining: Budget | None) -> str:
     if remaining is None:
         left = "mu" if isinstance(total, GDP) else "epsilon"
         return f"{said}; the remaining {left} is 0: no further call fits"
-    left_delta = _delta(remaining)
-    if left_delta <= _delta(total) * _REL_TOL:
+    left_delta = delta_of(remaining)
+    if left_delta <= delta_of(total) * _REL_TOL:
         left_delta = 0.0
     notes = []
     for name in dict.fromkeys(name for name, _, _ in over):
@@ -382,7 +378,7 @@ class Session:
         pipe = pipe.select(n)  # method="auto" chooses from n (public) before anything is charged
         # A refusal that needs only n and the shape (blbquant's min_block, m >= n, scalar bounds on vectors)
         # costs nothing either.
-        pipe.check(n, shape=tuple(int(size) for size in data.shape))
+        pipe.check(n, shape=data.shape)
         if pipe.asymptotic and not self._allow_asymptotic:
             raise BudgetError(
                 "this pipeline's guarantee holds only asymptotically, and the session's total is an exact one; "
@@ -918,9 +914,9 @@ def _covers(charge: Budget, budget: Budget) -> bool:
             return charge.mu >= accounting.pure_dp_gdp_mu(budget.epsilon) * low
         return isinstance(budget, GDP) and charge.mu >= budget.mu * low and charge.delta >= budget.delta * low
     if isinstance(budget, GDP):
-        spare = _delta(charge) - budget.delta
+        spare = delta_of(charge) - budget.delta
         return spare > 0.0 and charge.epsilon >= GDP(budget.mu).to_approx_dp(spare).epsilon * low
-    return charge.epsilon >= budget.epsilon * low and _delta(charge) >= _delta(budget) * low
+    return charge.epsilon >= budget.epsilon * low and delta_of(charge) >= delta_of(budget) * low
 
 
 def _read_legacy(file: Path) -> tuple[Budget, list[SessionCall]]:

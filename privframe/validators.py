@@ -22,10 +22,10 @@ privframe.errors.ConfigError: share: must be a number in (0, 1)
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Callable
 from typing import Any, TypeAlias
 
+from privframe._typing import is_integer
 from privframe.errors import ConfigError
 from privframe.resampling.sizes import check_size_rule
 
@@ -45,11 +45,6 @@ __all__ = [
 
 Validator: TypeAlias = Callable[[Any, Any, Any], None]
 """``validator(instance, attribute, value)``, the attrs validator signature."""
-
-
-def is_integer(value: object) -> bool:
-    """Whether ``value`` is an integer: any ``numbers.Integral`` (``int``, ``np.int64``...) except a bool."""
-    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
 def as_int(value: Any) -> Any:
@@ -74,7 +69,7 @@ def as_int(value: Any) -> Any:
     >>> type(as_int(np.int64(500))).__name__, as_int(500.0), as_int(True)
     ('int', 500.0, True)
     """
-    if is_integer(value) and type(value) is not int:
+    if is_integer(value):
         return int(value)
     return value
 

@@ -441,7 +441,7 @@ class Pipeline:
         chosen = self.select(n)
         ctx: RunContext[Any] | None = None
         try:
-            chosen.check(n, shape=tuple(int(size) for size in data.shape))
+            chosen.check(n, shape=data.shape)
             resolved = chosen.resolve()
             seed = as_seed_sequence(rng)
             if isinstance(data, DistributedData):

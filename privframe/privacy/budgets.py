@@ -27,6 +27,7 @@ __all__ = [
     "as_gdp",
     "budget_from_table",
     "budget_to_table",
+    "delta_of",
     "split_budget",
 ]
 
@@ -182,6 +183,11 @@ class PureDP:
 
 
 Budget: TypeAlias = GDP | ApproxDP | PureDP
+
+
+def delta_of(budget: Budget) -> float:
+    """The delta a budget allows: that of ``GDP(mu, delta)`` or ``ApproxDP(epsilon, delta)``, 0 for ``PureDP``."""
+    return budget.delta if isinstance(budget, (GDP, ApproxDP)) else 0.0
 
 
 def as_gdp(budget: Budget) -> GDP:

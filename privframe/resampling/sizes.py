@@ -9,12 +9,12 @@ epsilon) gives the sampler a function of n as its default.
 from __future__ import annotations
 
 import math
-import numbers
 import re
 from collections.abc import Callable
 from fractions import Fraction
-from typing import TypeAlias, TypeGuard
+from typing import TypeAlias
 
+from privframe._typing import is_integer
 from privframe.errors import ConfigError, DataError
 
 __all__ = ["SizeRule", "check_size_rule", "resolve_size"]
@@ -42,15 +42,11 @@ def _rule_value(rule: str, n: int) -> float | None:
     return None
 
 
-def _is_integer(value: object) -> TypeGuard[numbers.Integral]:
-    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
-
-
 def check_size_rule(name: str, value: object) -> None:
     """Validate a size without knowing n; raises ``ConfigError`` with path ``name``."""
     if isinstance(value, bool):
         raise ConfigError(f"expected {_RULES_HINT}", path=name)
-    if _is_integer(value):
+    if is_integer(value):
         if int(value) < 2:
             raise ConfigError("must be >= 2", path=name)
         return
@@ -70,7 +66,7 @@ def resolve_size(name: str, value: SizeRule, n: int, *, low: int = 2, below_n: b
         size = math.ceil(_rule_value(value, n) or 0.0)
     elif callable(value):
         returned: object = value(n)
-        if not _is_integer(returned):
+        if not is_integer(returned):
             raise ConfigError("a size rule must return an integer", path=name)
         size = int(returned)
     else:

@@ -30,7 +30,7 @@ import numpy.typing as npt
 
 from privframe._typing import frozen_mapping
 from privframe.errors import ConfigError, DataError, MissingExtraError, PrivframeError
-from privframe.privacy.budgets import GDP, ApproxDP, Budget, PureDP, budget_from_table, budget_to_table
+from privframe.privacy.budgets import GDP, ApproxDP, Budget, PureDP, budget_from_table, budget_to_table, delta_of
 from privframe.privacy.ledger import Ledger
 
 __all__ = ["RESULT_SCHEMA", "IntervalResult", "RegionResult", "Result", "load_result", "summary_table"]
@@ -397,7 +397,7 @@ def _check_total(ledger: Ledger, total: Budget) -> None:
             math.isclose(a, b, rel_tol=_REL_TOL) for a, b in zip(_components(composed), _components(total), strict=True)
         )
     else:
-        agrees = isinstance(total, ApproxDP | PureDP) and _delta(total) >= _delta(composed) * (1 - _REL_TOL)
+        agrees = isinstance(total, ApproxDP | PureDP) and delta_of(total) >= delta_of(composed) * (1 - _REL_TOL)
     if not agrees:
         raise ConfigError(
             f"not what the '{ledger.accountant}' accountant composes from the recorded events", path="privacy.total"
@@ -407,11 +407,7 @@ def _check_total(ledger: Ledger, total: Budget) -> None:
 def _components(budget: Budget) -> tuple[float, float]:
     if isinstance(budget, GDP):
         return budget.mu, budget.delta
-    return budget.epsilon, _delta(budget)
-
-
-def _delta(budget: Budget) -> float:
-    return budget.delta if isinstance(budget, GDP | ApproxDP) else 0.0
+    return budget.epsilon, delta_of(budget)
 
 
 # ---------------------------------------------------------------------------------------------------------

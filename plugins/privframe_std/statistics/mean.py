@@ -74,12 +74,10 @@ class Mean:
 
     def check_shape(self, shape: tuple[int, ...], bounds: Any) -> None:
         """Scalars in ``(low, high)``, or vectors of at most ``MAX_DIMENSION`` coordinates in an ``L2Ball``."""
-        if isinstance(bounds, pp.Bounds):
+        if isinstance(bounds, (pp.Bounds, pp.L2Ball)):
             bounds.check_shape(shape)
-        elif isinstance(bounds, pp.L2Ball):
-            bounds.check_shape(shape)
-            if shape[1] > MAX_DIMENSION:
-                raise ConfigError(f"vector records of more than {MAX_DIMENSION} coordinates", path="x")
+        if isinstance(bounds, pp.L2Ball) and shape[1] > MAX_DIMENSION:
+            raise ConfigError(f"vector records of more than {MAX_DIMENSION} coordinates", path="x")
 
     def prepare(self, x: pp.Array, bounds: Any) -> pp.Array:
         """Clip scalars to the interval, or project rows onto the ball, then round to the public grid."""
