@@ -12,26 +12,24 @@ from scipy import stats
 
 import privframe as pf
 from privframe_std.methods.blbquant import _jit
-from privframe_std.methods.blbquant.roots import block_roots, weighted_estimator
-from privframe_std.samplers._kernels import SMALL_RANGE, fast_stream, lemire_threshold
-from privframe_std.samplers.bootstrap import poisson_stage
+from privframe_std.methods.blbquant.roots import block_roots, mean_tables, weighted_estimator
+from privframe_std.samplers._kernels import fast_stream
 
 
 def _replicates(values: np.ndarray, total: int, rows: int, seed: int, grid: float = 1.0, t: int = 0) -> np.ndarray:
-    k = values.size
-    stage = poisson_stage(k, total)
-    table, cdf = (np.zeros(1), np.zeros(1)) if stage is None else stage[1:]
-    bits = 16 if k <= SMALL_RANGE else 32
+    tables = mean_tables(values.size, total)
     out = np.empty(rows)
     _jit.mean_replicates(
         fast_stream(np.random.default_rng(seed)),
-        table,
-        cdf,
+        tables.table,
+        tables.starts,
+        tables.cdf,
+        tables.cells,
         np.asarray(values, dtype=np.float64),
         total,
-        stage is not None,
-        bits,
-        lemire_threshold(k, bits),
+        tables.poisson,
+        tables.bits,
+        tables.threshold,
         1.0,
         grid,
         t,
@@ -203,3 +201,59 @@ def test_the_weight_matrix_path_does_not_depend_on_the_thread_count(statistic: s
     one = pf.confidence_interval(x, statistic, **kwargs)
     two = pf.confidence_interval(x, statistic, workers=2, **kwargs)
     assert (one.low, one.high, one.center) == (two.low, two.high, two.center)
+
+
+@pytest.mark.parametrize(("k", "total"), [(816, 200_000), (20, 2000), (4096, 40_000)])
+def test_the_tables_are_the_rules_they_replace(k: int, total: int) -> None:
+    """Each fill piece's cell is Lemire's multiply-shift (k where it is rejected), and each prefix's start is
+    the count of CDF values at or below it: a cell off by one, a wrong rejection or a shifted start fails."""
+    tables = mean_tables(k, total)
+    pieces = np.arange(1 << 16, dtype=np.uint64)
+    products = pieces * np.uint64(k)
+    rejected = (products & np.uint64(0xFFFF)) < np.uint64(tables.threshold)
+    assert tables.bits == 16
+    np.testing.assert_array_equal(tables.cells[rejected], k)
+    np.testing.assert_array_equal(tables.cells[~rejected], (products >> np.uint64(16))[~rejected])
+    assert np.bincount(tables.cells, minlength=k + 1)[:k].min() == np.bincount(tables.cells, minlength=k + 1)[:k].max()
+    np.testing.assert_array_equal(tables.starts, np.searchsorted(tables.cdf, pieces / 2.0**16, side="right"))
+
+
+def test_a_refined_prefix_is_the_inverse_cdf_of_its_uniform() -> None:
+    """For every prefix the table leaves open, the refinement (a scan from its start) equals numpy's
+    ``searchsorted`` of the same uniform, ``(prefix + v) / 2^16`` with v from the stream's next word."""
+    from privframe_std.samplers._jit import sfc64_words
+
+    tables = mean_tables(816, 200_000)
+    open_prefixes = np.flatnonzero(np.isnan(tables.table))
+    assert open_prefixes.size > 50
+    rng = np.random.default_rng(19)
+    for prefix in open_prefixes:
+        for _ in range(20):
+            state = fast_stream(rng)
+            word = np.empty(1, dtype=np.uint64)
+            sfc64_words(state.copy(), word)
+            u = (float(prefix) + float(word[0] >> np.uint64(11)) * 2.0**-53) / 2.0**16
+            expected = np.searchsorted(tables.cdf, u, side="right")
+            assert _jit._refine(state, np.uint64(prefix), tables.starts, tables.cdf) == expected
+
+
+@pytest.mark.parametrize("sets", ["symmetric", "upper", "lower"])
+def test_compiled_histograms_and_coverages_are_numpys_bit_for_bit(sets: str) -> None:
+    """The compiled loops against the numpy formulas they replace (floor, bincount, division; cumsum from 0
+    and the differences), on roots partly outside the grid."""
+    from privframe_std.methods.blbquant.search import block_histograms, nested_coverages
+
+    rng = np.random.default_rng(20)
+    roots = rng.normal(0.0, 3.0, (7, 3001))
+    low, width, bins = -8.0, 16.0 / 256, 256
+    position = np.floor((roots - low) / width)
+    inside = (position >= 0) & (position < bins)
+    cells = (np.arange(7)[:, np.newaxis] * bins + np.where(inside, position, 0).astype(np.int64))[inside]
+    expected = np.bincount(cells, minlength=7 * bins).reshape(7, bins).astype(np.float64) / 3001
+    histograms = block_histograms(roots, low, width, bins)
+    np.testing.assert_array_equal(histograms, expected)
+    cumulative = np.concatenate([np.zeros((7, 1)), np.cumsum(expected, axis=1)], axis=1)
+    half = bins // 2
+    upper, lower = cumulative[:, half + 1 :], cumulative[:, half - 1 :: -1]
+    reference = {"symmetric": upper - lower, "upper": upper, "lower": cumulative[:, [bins]] - lower}[sets]
+    np.testing.assert_array_equal(nested_coverages(histograms, sets), reference.T)

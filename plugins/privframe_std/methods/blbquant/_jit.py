@@ -84,19 +84,30 @@ def laplace_draws(state: Any, t: int, out: Any) -> None:
 
 
 @numba.njit(inline="always")
-def _refine(state: Any, piece: Any, cdf: Any) -> float:
-    """The Poisson count of a uniform whose top 16 bits are ``piece`` (the ~0.1% the table leaves open):
-    ``(piece + v) / 2^16`` with v a fresh double uniform, inverted through the CDF."""
+def _refine(state: Any, piece: Any, starts: Any, cdf: Any) -> float:
+    """The Poisson count of a uniform whose top 16 bits are ``piece`` (the ~0.2% the table leaves open):
+    ``(piece + v) / 2^16`` with v a fresh double uniform, inverted through the CDF.
+
+    The count is ``searchsorted(cdf, u, side="right")``, the number of CDF values at or below u. The
+    ``starts[piece]`` values at or below ``piece / 2^16`` are at or below u too, so the scan starts there and
+    passes the one or two CDF values inside the piece's interval (a binary search over the whole CDF cost a
+    tenth of the loop).
+    """
     v = np.float64(_word(state) >> MANTISSA_SHIFT) * 2.0**-53
     u = (np.float64(piece) + v) / 65536.0
-    return np.float64(np.searchsorted(cdf, u, side="right"))
+    count = starts[piece]
+    while count < cdf.shape[0] and cdf[count] <= u:
+        count += 1
+    return np.float64(count)
 
 
 @compiled
 def mean_replicates(
     state: Any,
     table: Any,
+    starts: Any,
     cdf: Any,
+    cells: Any,
     values: Any,
     total: int,
     poisson: bool,
@@ -111,16 +122,18 @@ def mean_replicates(
 
     Weights: ``Multinomial(total; 1/k, ..., 1/k)`` as in ``samplers.bootstrap.multinomial_counts``. With
     ``poisson``, i.i.d. Poisson counts by inversion of 16-bit uniforms through ``table`` (NaN where the
-    uniform's further bits decide, then ``cdf``), a row whose counts exceed ``total`` drawn again, and the
-    ``total - sum`` missing counts added in uniform cells (``fill_bits``-bit pieces, Lemire's multiply-shift
-    with rejection below ``fill_threshold``); without it every count comes from the fill. Given its sum the
+    uniform's further bits decide, then ``cdf`` from ``starts``), a row whose counts exceed ``total`` drawn
+    again, and the ``total - sum`` missing counts added in uniform cells (``fill_bits``-bit pieces, Lemire's
+    multiply-shift with rejection below ``fill_threshold``; with 16-bit pieces ``cells`` holds each piece's
+    cell, k where it is rejected); without it every count comes from the fill. Given its sum the
     Poisson vector is multinomial, so the law is exact. The mean ``sum(w_i x_i) / total`` is then released as
     ``privframe.privacy.noise.release`` would with a Laplace plan (``grid``, ``t``). ``values`` may be the
     records times a power of two that keeps the sums finite; ``unscale`` is its inverse. ``t = 0`` releases the
     means themselves (an event of zero noise scale).
 
     The sums run in four accumulators, one per 16-bit quarter of a word, so that consecutive additions do
-    not wait on each other.
+    not wait on each other. A NaN after the records (``padded[k]``) marks a rejected fill piece, so one test
+    of the four pieces' sum finds the rare word that needs a piece-by-piece look.
     """
     k = values.shape[0]
     quads = k - k % 4
@@ -132,6 +145,9 @@ def mean_replicates(
     four = fill_bits == 16
     target = np.int64(total)
     noise_scale = np.uint64(t)
+    padded = np.empty(k + 1, dtype=np.float64)
+    padded[:k] = values
+    padded[k] = np.nan
     a, b, c, counter = state[0], state[1], state[2], state[3]
     for row in range(out.shape[0]):
         filled = np.int64(0)
@@ -146,12 +162,13 @@ def mean_replicates(
                 q2 = (word >> THIRTY_TWO) & LOW16
                 q3 = word >> FORTY_EIGHT
                 p0, p1, p2, p3 = table[q0], table[q1], table[q2], table[q3]
-                if not (p0 == p0 and p1 == p1 and p2 == p2 and p3 == p3):  # rare: further bits decide
+                check = (p0 + p1) + (p2 + p3)
+                if check != check:  # rare: a NaN, further bits decide
                     state[0], state[1], state[2], state[3] = a, b, c, counter
-                    p0 = p0 if p0 == p0 else _refine(state, q0, cdf)
-                    p1 = p1 if p1 == p1 else _refine(state, q1, cdf)
-                    p2 = p2 if p2 == p2 else _refine(state, q2, cdf)
-                    p3 = p3 if p3 == p3 else _refine(state, q3, cdf)
+                    p0 = p0 if p0 == p0 else _refine(state, q0, starts, cdf)
+                    p1 = p1 if p1 == p1 else _refine(state, q1, starts, cdf)
+                    p2 = p2 if p2 == p2 else _refine(state, q2, starts, cdf)
+                    p3 = p3 if p3 == p3 else _refine(state, q3, starts, cdf)
                     a, b, c, counter = state[0], state[1], state[2], state[3]
                 c0 += p0
                 c1 += p1
@@ -169,7 +186,7 @@ def mean_replicates(
                     p0 = table[q0]
                     if p0 != p0:
                         state[0], state[1], state[2], state[3] = a, b, c, counter
-                        p0 = _refine(state, q0, cdf)
+                        p0 = _refine(state, q0, starts, cdf)
                         a, b, c, counter = state[0], state[1], state[2], state[3]
                     c0 += p0
                     w0 += p0 * values[i]
@@ -180,20 +197,21 @@ def mean_replicates(
         added = np.int64(0)
         while four and need - added >= 4:  # four 16-bit pieces a word: in the common case all are accepted
             word, a, b, c, counter = sfc64_next(a, b, c, counter)
-            x0 = (word & mask) * scale
-            x1 = ((word >> SIXTEEN) & mask) * scale
-            x2 = ((word >> THIRTY_TWO) & mask) * scale
-            x3 = (word >> FORTY_EIGHT) * scale
-            if (x0 & mask) >= limit and (x1 & mask) >= limit and (x2 & mask) >= limit and (x3 & mask) >= limit:
-                w0 += values[np.int64(x0 >> width)]
-                w1 += values[np.int64(x1 >> width)]
-                w2 += values[np.int64(x2 >> width)]
-                w3 += values[np.int64(x3 >> width)]
+            v0 = padded[cells[word & LOW16]]
+            v1 = padded[cells[(word >> SIXTEEN) & LOW16]]
+            v2 = padded[cells[(word >> THIRTY_TWO) & LOW16]]
+            v3 = padded[cells[word >> FORTY_EIGHT]]
+            check = (v0 + v1) + (v2 + v3)
+            if check == check:
+                w0 += v0
+                w1 += v1
+                w2 += v2
+                w3 += v3
                 added += 4
             else:
-                for x in (x0, x1, x2, x3):
-                    if (x & mask) >= limit:
-                        w0 += values[np.int64(x >> width)]
+                for v in (v0, v1, v2, v3):
+                    if v == v:
+                        w0 += v
                         added += 1
         while added < need:
             word, a, b, c, counter = sfc64_next(a, b, c, counter)
@@ -213,3 +231,48 @@ def mean_replicates(
         steps = min(max(mean / grid, -(2.0**1020)), 2.0**1020)
         out[row] = (np.rint(steps) + np.float64(discrete_laplace(state, noise_scale))) * grid
         a, b, c, counter = state[0], state[1], state[2], state[3]
+
+
+@compiled
+def root_histograms(roots: Any, low: float, width: float, out: Any) -> None:
+    """``out[j, i]`` = the fraction of row j of ``roots`` in ``[low + i width, low + (i + 1) width)``.
+
+    ``out`` is ``(s, bins)`` and zero on entry; roots outside the grid fall in no bin. Each bin is found as
+    ``floor((root - low) / width)`` and each fraction is a count over R, the operations of numpy's
+    ``floor``, ``bincount`` and division, so the result is theirs bit for bit without their (s, bins)
+    temporaries.
+    """
+    bins = out.shape[1]
+    count = roots.shape[1]
+    for j in range(roots.shape[0]):
+        row = out[j]
+        for r in range(count):
+            position = np.floor((roots[j, r] - low) / width)
+            if position >= 0 and position < bins:
+                row[np.int64(position)] += 1.0
+        for i in range(bins):
+            row[i] = row[i] / count
+
+
+@compiled
+def coverages_of(histograms: Any, kind: int, scratch: Any, out: Any) -> None:
+    """``out[k - 1, j]`` = block j's coverage of candidate set k (see ``search.nested_coverages``).
+
+    ``kind`` 0: the central 2k bins; 1: everything below bin ``bins / 2 + k``; 2: everything from bin
+    ``bins / 2 - k`` up. Each row's running sums are numpy's ``cumsum`` (one addition after the other) from
+    0, in ``scratch`` (``bins + 1``), and each coverage the same difference, so the result is
+    ``nested_coverages``' bit for bit without its (s, bins + 1) temporaries.
+    """
+    bins = histograms.shape[1]
+    half = bins // 2
+    for j in range(histograms.shape[0]):
+        scratch[0] = 0.0
+        for i in range(bins):
+            scratch[i + 1] = scratch[i] + histograms[j, i]
+        for k in range(1, half + 1):
+            if kind == 0:
+                out[k - 1, j] = scratch[half + k] - scratch[half - k]
+            elif kind == 1:
+                out[k - 1, j] = scratch[half + k]
+            else:
+                out[k - 1, j] = scratch[bins] - scratch[half - k]

@@ -34,6 +34,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import attrs
 import numpy as np
+import numpy.typing as npt
 
 import privframe.plugin as pp
 from privframe.errors import ConfigError
@@ -43,7 +44,7 @@ from privframe_std.samplers._kernels import SMALL_RANGE, fast_stream, lemire_thr
 from privframe_std.samplers.bootstrap import multinomial_counts, poisson_stage
 from privframe_std.statistics._finite import headroom
 
-__all__ = ["WeightedEstimator", "block_roots", "weighted_estimator"]
+__all__ = ["MeanTables", "WeightedEstimator", "block_roots", "mean_tables", "weighted_estimator"]
 
 _CHUNK_CELLS = 2**22
 """Weight-matrix cells (8 bytes each) processed at once."""
@@ -185,6 +186,52 @@ def _each_block(run: Callable[[int], None], s: int, workers: int) -> None:
 
 _DOUBLE_MAX = float(np.finfo(np.float64).max)
 
+_PIECES = 1 << 16
+"""Values of a 16-bit piece of a random word."""
+
+
+@attrs.frozen
+class MeanTables:
+    """The public tables of the compiled mean replicates of k-record blocks weighted to ``total`` counts.
+
+    They depend on k and ``total`` only, so one set serves every block (see ``_jit.mean_replicates``).
+    """
+
+    poisson: bool
+    """Whether the counts start from i.i.d. Poisson draws (a rate of at least 1 a cell), else all are filled."""
+    table: npt.NDArray[np.float64] = attrs.field(repr=False)
+    """The Poisson count of each 16-bit prefix of a uniform, NaN where the CDF decides within it."""
+    starts: npt.NDArray[np.int64] = attrs.field(repr=False)
+    """For each prefix j, the number of CDF values at or below ``j / 2^16``."""
+    cdf: npt.NDArray[np.float64] = attrs.field(repr=False)
+    """The Poisson CDF on its support."""
+    bits: int
+    """Bits of a fill piece: 16 up to ``SMALL_RANGE`` cells, else 32."""
+    threshold: int
+    """Lemire's rejection threshold of a fill piece."""
+    cells: npt.NDArray[np.uint16] = attrs.field(repr=False)
+    """With 16-bit pieces, the cell of each piece (k where it is rejected); else unused."""
+
+
+def mean_tables(k: int, total: int) -> MeanTables:
+    """The tables :func:`_jit.mean_replicates` needs for blocks of k records drawn to ``total`` counts."""
+    stage = poisson_stage(k, total)
+    if stage is None:
+        table = cdf = np.zeros(1, dtype=np.float64)
+        starts = np.zeros(1, dtype=np.int64)
+    else:
+        _, table, cdf = stage
+        starts = np.searchsorted(cdf, np.arange(_PIECES, dtype=np.float64) / _PIECES, side="right").astype(np.int64)
+    bits = 16 if k <= SMALL_RANGE else 32
+    threshold = lemire_threshold(k, bits)
+    if bits == 16:
+        products = np.arange(_PIECES, dtype=np.uint64) * np.uint64(k)
+        accepted = (products & np.uint64(_PIECES - 1)) >= threshold
+        cells = np.where(accepted, products >> np.uint64(16), np.uint64(k)).astype(np.uint16)
+    else:
+        cells = np.zeros(1, dtype=np.uint16)
+    return MeanTables(stage is not None, table, starts, cdf, bits, threshold, cells)
+
 
 def _compiled_mean_roots(
     plan: noise.LatticePlan,
@@ -202,13 +249,7 @@ def _compiled_mean_roots(
     from privframe_std.methods.blbquant import _jit
 
     s, b = blocks.shape
-    stage = poisson_stage(b, n)
-    if stage is None:
-        table = cdf = np.zeros(1, dtype=np.float64)
-    else:
-        _, table, cdf = stage
-    bits = 16 if b <= SMALL_RANGE else 32
-    threshold = lemire_threshold(b, bits)
+    tables = mean_tables(b, n)
     # A weighted sum of n records is at most n * bound: scale by an exact power of two (no rounding changes)
     # where that could overflow, as finite_weighted_mean does.
     scale = 1.0 if bound * n < _DOUBLE_MAX / 2 else headroom(n)
@@ -219,13 +260,15 @@ def _compiled_mean_roots(
         estimates = np.empty(R, dtype=np.float64)
         _jit.mean_replicates(
             fast_stream(block_rngs[j]),
-            table,
-            cdf,
+            tables.table,
+            tables.starts,
+            tables.cdf,
+            tables.cells,
             values[j],
             n,
-            stage is not None,
-            bits,
-            threshold,
+            tables.poisson,
+            tables.bits,
+            tables.threshold,
             1.0 / scale,
             plan.grid,
             plan.t,

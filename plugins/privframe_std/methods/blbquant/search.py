@@ -70,12 +70,10 @@ def block_histograms(roots: FloatArray, low: float, width: float, bins: int) -> 
 
     ``roots`` is ``(s, R)``; roots outside the grid fall in no bin. Returns ``(s, bins)``.
     """
-    s, count = roots.shape
-    position = np.floor((roots - low) / width)
-    inside = (position >= 0) & (position < bins)
-    cells = (np.arange(s)[:, np.newaxis] * bins + np.where(inside, position, 0).astype(np.int64))[inside]
-    hist = np.bincount(cells, minlength=s * bins).reshape(s, bins).astype(np.float64)
-    result: FloatArray = hist / count
+    from privframe_std.methods.blbquant import _jit
+
+    result: FloatArray = np.zeros((roots.shape[0], bins), dtype=np.float64)
+    _jit.root_histograms(np.ascontiguousarray(roots, dtype=np.float64), float(low), float(width), result)
     return result
 
 
@@ -90,20 +88,14 @@ def nested_coverages(histograms: FloatArray, sets: str) -> FloatArray:
     s, bins = histograms.shape
     if bins % 2:
         raise ConfigError("the grid needs an even number of bins", path="bins")
-    half = bins // 2
-    cumulative = np.concatenate([np.zeros((s, 1)), np.cumsum(histograms, axis=1)], axis=1)  # (s, bins + 1)
-    # Columns half + k and half - k for k = 1..half, as slices (the second one reversed).
-    upper_edges = cumulative[:, half + 1 :]
-    lower_edges = cumulative[:, half - 1 :: -1]
-    if sets == "symmetric":
-        cov = upper_edges - lower_edges
-    elif sets == "upper":
-        cov = upper_edges
-    elif sets == "lower":
-        cov = cumulative[:, [bins]] - lower_edges
-    else:
+    kinds = {"symmetric": 0, "upper": 1, "lower": 2}
+    if sets not in kinds:
         raise ConfigError("must be 'symmetric', 'upper' or 'lower'", path="sets")
-    result: FloatArray = np.ascontiguousarray(cov.T)
+    from privframe_std.methods.blbquant import _jit
+
+    result: FloatArray = np.empty((bins // 2, s), dtype=np.float64)
+    scratch = np.empty(bins + 1, dtype=np.float64)
+    _jit.coverages_of(np.ascontiguousarray(histograms, dtype=np.float64), kinds[sets], scratch, result)
     return result
 
 
