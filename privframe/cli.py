@@ -414,11 +414,11 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     budget = _audit_budget(args)
     if args.samples < 100:
         raise PrivframeError("must be at least 100", path="samples")
-    mechanism = registry.create("mechanism", args.mechanism, _audit_options(args.option), path="mechanism")
+    mechanism = registry.create("mechanism", args.mechanism, _audit_options(args.option, "--option"), path="mechanism")
     statistic = None
     if isinstance(mechanism, SelectionMechanism):
         statistic = registry.create(
-            "statistic", args.statistic, _audit_options(args.statistic_option), path="statistic"
+            "statistic", args.statistic, _audit_options(args.statistic_option, "--statistic-option"), path="statistic"
         )
     from privframe import audit  # the auditor is a client of the core, loaded for this command only
 
@@ -480,17 +480,21 @@ def _cmd_experiment(args: argparse.Namespace) -> int:
     return status
 
 
-def _audit_options(pairs: list[str]) -> dict[str, object]:
-    """``KEY=VALUE`` pairs as options: VALUE parsed as JSON (numbers, booleans, null), else kept as text."""
+def _audit_options(pairs: list[str], flag: str) -> dict[str, object]:
+    """``KEY=VALUE`` pairs given with ``flag`` as options: VALUE parsed as JSON (numbers, booleans, null), else
+    kept as text. A key given twice is refused (neither value would be the one the user meant)."""
     options: dict[str, object] = {}
     for pair in pairs:
         key, sep, raw = pair.partition("=")
-        if not sep or not key.strip():
-            raise PrivframeError(f"expected KEY=VALUE, got {pair!r}", path="option")
+        key = key.strip()
+        if not sep or not key:
+            raise ConfigError(f"expected KEY=VALUE, got {pair!r}", path=flag)
+        if key in options:
+            raise ConfigError(f"'{key}' is given twice; give each option once", path=flag)
         try:
-            options[key.strip()] = json.loads(raw)
+            options[key] = json.loads(raw)
         except json.JSONDecodeError:
-            options[key.strip()] = raw
+            options[key] = raw
     return options
 
 

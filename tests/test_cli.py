@@ -182,7 +182,9 @@ def test_audit_takes_mechanism_options_dimension_and_sensitivity(capsys: pytest.
     [
         (["--gamma", "0.5"], "gamma: only smooth-bound"),
         (["--option", "nope=1"], "unknown option"),
-        (["--option", "exact"], "expected KEY=VALUE"),
+        (["--option", "exact"], "--option: expected KEY=VALUE"),
+        (["--option", "exact=false", "--option", "exact=true"], "--option: 'exact' is given twice"),
+        (["--option", "exact=false", "--option", " exact=false"], "--option: 'exact' is given twice"),
     ],
 )
 def test_audit_refuses_settings_the_mechanism_does_not_use(
@@ -332,6 +334,13 @@ def _cli_error_cases(d: Path) -> list[tuple[list[str], str]]:
         (
             ["audit", "exponential", "--epsilon", "1", "--statistic", "quantile", "--statistic-option", "q=2"],
             "--statistic-option q: must be a number in (0, 1)",
+        ),
+        (
+            [
+                *("audit", "exponential", "--epsilon", "1", "--statistic", "quantile"),
+                *("--statistic-option", "q=0.9", "--statistic-option", "q=0.1"),
+            ],
+            "--statistic-option: 'q' is given twice; give each option once",
         ),
         (["audit", "gausian", "--mu", "1"], "MECHANISM: unknown mechanism 'gausian'"),
         (["audit", "gaussian"], "--mu/--epsilon: give the claimed budget"),
