@@ -546,10 +546,16 @@ class Session:
         """Seal ``body`` as the next line, hand the new head to the anchor, append it (under the lock)."""
         if self._path is None or self._log is None:
             return
-        record = session_log.seal(body, len(self._log.records), self._log.head, self._key)
+        previous = self._log.head
+        record = session_log.seal(body, len(self._log.records), previous, self._key)
         if self._anchor is not None:
             self._anchor(record["hash"])  # before the line is written: a failing anchor leaves no charge
-        session_log.append(self._path, [record])
+        try:
+            session_log.append(self._path, [record])
+        except ConfigError as failed:
+            if self._anchor is not None:  # the line is not in the file: the anchor gets the file's head back
+                _give_back(self._anchor, previous, failed)
+            raise
         self._log = self._log.extended([record])
         self._witness.write(self._log)
 
@@ -591,7 +597,8 @@ class Session:
         anchor : callable, optional
             Called with the new :attr:`head` each time the file is about to grow (before a call reads the
             data, and when it ends), under the session's lock, to keep the head elsewhere. If it raises,
-            nothing is written and the call does not run.
+            nothing is written and the call does not run. If the line then cannot be written (a full
+            disk), the anchor is called again with the head the file still ends in.
         allow_asymptotic : bool, default False
             Admit pipelines whose guarantee holds only asymptotically (see :class:`Session`).
 
@@ -721,6 +728,23 @@ def _checked_calls(calls: object) -> list[SessionCall]:
             raise ConfigError(f"item {i} must be labelled 'call {i + 1}': calls are numbered in order", path="calls")
         checked.append(call)
     return checked
+
+
+def _give_back(anchor: Anchor, head: str, failed: ConfigError) -> None:
+    """Hand ``anchor`` the ``head`` the file still ends in after the append that ``failed``.
+
+    The anchor was given the head of a line that was never written; left so, the next
+    ``Session.open(expect_head=...)`` with it would refuse a file that is as it was. If the anchor refuses
+    the old head too, the error says that it holds a head the file does not.
+    """
+    try:
+        anchor(head)
+    except Exception as undo:
+        raise ConfigError(
+            f"{failed.message}; the anchor was given the head of the line that was not written and refused "
+            f"the file's head after it ({type(undo).__name__}): give it Session.head before it is relied on",
+            path=failed.path,
+        ) from undo
 
 
 def _check_path(path: object) -> Path:

@@ -394,6 +394,44 @@ def test_a_failed_append_leaves_the_file_as_it_was(tmp_path: Path, monkeypatch: 
     assert len(pf.Session.open(path).calls) == 2
 
 
+def test_an_anchor_gets_the_files_head_back_when_the_line_cannot_be_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The anchor hears the new head before the line goes out; when the disk is full it hears the file's
+    head again, so ``expect_head`` with what it holds opens the file that is as it was."""
+    path = tmp_path / "s.jsonl"
+    heads: list[str] = []
+    session = pf.Session.open(path, pf.GDP(1.0), anchor=heads.append)
+    _cheap(session, pf.GDP(0.3))
+    kept = session.head
+    with monkeypatch.context() as patch:
+        patch.setattr(session_log, "os", _Disk())
+        with pytest.raises(pf.ConfigError, match="nothing was recorded"):
+            _cheap(session, pf.GDP(0.3), rng=2)
+    assert heads[-2] != kept  # the head of the line that was not written ...
+    assert heads[-1] == kept  # ... then the file's own head
+    assert pf.Session.open(path, expect_head=heads[-1]).head == kept
+
+
+def test_an_anchor_that_refuses_the_old_head_is_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "s.jsonl"
+    heads: list[str] = []
+
+    def anchor(head: str) -> None:
+        if heads and head in heads:
+            raise OSError("the anchor store is read-only now")
+        heads.append(head)
+
+    session = pf.Session.open(path, pf.GDP(1.0), anchor=anchor)
+    with monkeypatch.context() as patch:
+        patch.setattr(session_log, "os", _Disk())
+        with pytest.raises(pf.ConfigError, match="refused the file's head after it") as info:
+            _cheap(session, pf.GDP(0.3))
+    assert info.value.path == "session"
+    assert "nothing was recorded" in str(info.value)
+    assert isinstance(info.value.__cause__, OSError)
+
+
 def test_an_append_that_cannot_be_undone_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "s.jsonl"
     session = pf.Session.open(path, pf.GDP(1.0))
