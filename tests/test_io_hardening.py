@@ -432,6 +432,60 @@ def test_an_anchor_that_refuses_the_old_head_is_reported(tmp_path: Path, monkeyp
     assert isinstance(info.value.__cause__, OSError)
 
 
+class _FullLockDisk:
+    """``os`` for the session log, except that rewriting the lock file's record fails (a full disk)."""
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(os, name)
+
+    def pwrite(self, fd: int, data: Any, offset: int) -> int:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+
+def test_a_lock_file_that_cannot_record_the_line_keeps_its_last_record(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The record is rewritten in place, never truncated first: a failed write leaves the previous record
+    (a line the session file still holds), so the tripwire stays armed and the session opens; the failure
+    is a ConfigError at ``session``, not a bare OSError."""
+    path = tmp_path / "s.jsonl"
+    lock = tmp_path / "s.jsonl.lock"
+    session = pf.Session.open(path, pf.GDP(1.0))
+    _cheap(session, pf.GDP(0.3))
+    before = lock.read_bytes()
+    assert len(before) == session_log.WITNESS_BYTES
+    with monkeypatch.context() as patch:
+        patch.setattr(session_log, "os", _FullLockDisk())
+        with pytest.raises(pf.ConfigError, match="could not record it") as info:
+            _cheap(session, pf.GDP(0.3), rng=2)
+    assert info.value.path == "session"
+    assert isinstance(info.value.__cause__, OSError)
+    assert lock.read_bytes() == before
+    reopened = pf.Session.open(path)  # the previous record names a line the file holds
+    assert len(reopened.calls) == 2
+    path.write_bytes(path.read_bytes()[: len(path.read_bytes()) // 3])  # cut short: still refused
+    with pytest.raises(pf.ConfigError, match="altered"):
+        pf.Session.open(path)
+
+
+def test_a_lock_file_of_an_earlier_version_is_rewritten_to_the_fixed_record(tmp_path: Path) -> None:
+    """A shorter record (written before the padding) is read as before and replaced by a padded one; a
+    longer one left by hand is cut to the new record, so no stale bytes follow it."""
+    path = tmp_path / "s.jsonl"
+    lock = tmp_path / "s.jsonl.lock"
+    session = pf.Session.open(path, pf.GDP(1.0))
+    _cheap(session, pf.GDP(0.3))
+    record = lock.read_text().strip()
+    lock.write_text(record + "\n")  # the unpadded form
+    session = pf.Session.open(path)
+    _cheap(session, pf.GDP(0.3), rng=2)
+    assert len(lock.read_bytes()) == session_log.WITNESS_BYTES
+    lock.write_text(lock.read_text().strip() + "\n" + " " * 3000)
+    _cheap(pf.Session.open(path), pf.GDP(0.3), rng=3)
+    assert len(lock.read_bytes()) == session_log.WITNESS_BYTES
+    assert len(pf.Session.open(path).calls) == 3
+
+
 def test_an_append_that_cannot_be_undone_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "s.jsonl"
     session = pf.Session.open(path, pf.GDP(1.0))

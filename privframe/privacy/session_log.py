@@ -352,6 +352,10 @@ def _write_all(handle: int, records: Sequence[Mapping[str, Any]]) -> None:
     os.fsync(handle)
 
 
+WITNESS_BYTES = 512
+"""Size of a lock file's record (its JSON, a newline and spaces): one fixed block, rewritten in place."""
+
+
 @attrs.frozen
 class Witness:
     """The lock file beside a session file, held locked, and the last line privframe wrote, kept in it.
@@ -389,11 +393,29 @@ class Witness:
         return table
 
     def write(self, log: Log) -> None:
-        """Record the last line of ``log`` (after it was written to the session file)."""
-        if self.handle is not None:
-            data = canonical({"session": log.header.get("session"), "seq": len(log.records) - 1, "head": log.head})
-            os.ftruncate(self.handle, 0)
-            os.pwrite(self.handle, (data + "\n").encode("ascii"), 0)
+        """Record the last line of ``log`` (after it was written to the session file).
+
+        The record is padded to ``WITNESS_BYTES`` and written over the old one in place, with no truncation
+        first: a write that fails leaves the previous record (still a line the session file holds) rather
+        than an empty lock file, which would disarm the tripwire, or half a record, which would lock the
+        session out. A failure is a ``ConfigError`` that says the session file holds the line.
+        """
+        if self.handle is None:
+            return
+        data = canonical({"session": log.header.get("session"), "seq": len(log.records) - 1, "head": log.head})
+        record = (data + "\n").ljust(WITNESS_BYTES).encode("ascii")
+        try:
+            written = os.pwrite(self.handle, record, 0)
+            if written != len(record):
+                raise OSError(errno.EIO, os.strerror(errno.EIO))
+            if os.fstat(self.handle).st_size > len(record):  # a longer record of an earlier version
+                os.ftruncate(self.handle, len(record))
+        except OSError as exc:
+            raise ConfigError(
+                f"the session file holds its last line, but the lock file {self.name} could not record it "
+                f"({exc.strerror}): the next open may refuse the file as altered; keep Session.head elsewhere",
+                path="session",
+            ) from exc
 
     def check(self, log: Log) -> None:
         """Refuse ``log`` if it does not hold the last line the lock file records."""
