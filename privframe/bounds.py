@@ -11,7 +11,7 @@ import numpy as np
 from privframe._typing import Array
 from privframe.errors import ConfigError, DataError
 
-__all__ = ["Bounds", "BoundsLike", "L2Ball", "as_bounds"]
+__all__ = ["Bounds", "BoundsLike", "L2Ball", "as_bounds", "euclidean_norm"]
 
 
 def _finite(_: object, attribute: attrs.Attribute[float], value: float) -> None:
@@ -109,3 +109,13 @@ def as_bounds(bounds: object) -> Bounds | L2Ball | None:
         if set(bounds) == {"radius"}:
             return L2Ball(bounds["radius"])
     raise ConfigError("expected (low, high), pf.Bounds(low, high) or pf.L2Ball(radius)", path="bounds")
+
+
+def euclidean_norm(vector: Array) -> float:
+    """The Euclidean norm of a finite vector, without overflow: scaled by its largest entry first, since
+    entries near 1e200 square to infinity in a plain ``np.linalg.norm``."""
+    v = np.asarray(vector, dtype=np.float64).reshape(-1)
+    largest = float(np.max(np.abs(v))) if v.size else 0.0
+    if largest == 0.0 or not math.isfinite(largest):
+        return largest
+    return largest * float(np.linalg.norm(v / largest))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import attrs
 import numpy as np
 import pytest
 
@@ -244,3 +245,43 @@ def test_an_interval_that_misses_the_parameter_space_becomes_the_whole_range() -
             unclipped_low, unclipped_high, _ = res.diagnostics["unclipped"]
             assert unclipped_high < 0 or unclipped_low > 1
     assert disjoint > 0
+
+
+@pytest.mark.parametrize("radius", [1e200, 1e300])
+def test_a_mean_region_holding_the_whole_ball_is_the_ball(radius: float) -> None:
+    """At absurd public bounds the released radius overflows to infinity: every possible mean is inside, so
+    the region is reported as the public ball itself (flagged), never as an infinite radius."""
+    x = np.random.default_rng(6).normal(size=(2000, 3))
+    res = pf.confidence_region(x, "mean", method="cr-gs", budget=pf.GDP(1.0), bounds=pf.L2Ball(radius), rng=1)
+    np.testing.assert_array_equal(res.center, 0.0)
+    assert radius <= res.radius <= radius * (1 + 1e-15)
+    assert res.diagnostics["whole_range"] is True
+    assert "whole range" in res.flags
+    assert "whole ball" in str(res)
+    center, unclipped = res.diagnostics["unclipped"]
+    assert unclipped == math.inf
+    assert np.linalg.norm(np.asarray(center) / radius) < 1  # the released centre, kept for the record
+    assert res.contains(np.array([radius, 0.0, 0.0]))  # a mean on the sphere is inside the open ball
+
+
+def test_the_ball_rule_leaves_every_informative_region_alone() -> None:
+    """Regions smaller than the ball (or at the sphere's edge but not holding it) are returned unchanged,
+    and the rule is post-processing: it never touches a scalar interval or other statistics' regions."""
+    from privframe.pipeline.ranges import within_ball
+
+    x = np.random.default_rng(7).normal(size=(2000, 3))
+    res = pf.confidence_region(x, "mean", method="cr-gs", budget=pf.GDP(1.0), bounds=pf.L2Ball(5.0), rng=1)
+    assert "whole_range" not in res.diagnostics
+    mean = pf.registry.create("statistic", "mean")
+    ball = pf.L2Ball(5.0)
+    near = attrs.evolve(res, center=np.array([4.0, 0.0, 0.0]), radius=5.0)  # does not hold (-5, 0, 0)
+    assert within_ball(near, mean, ball) is near
+    holding = attrs.evolve(res, center=np.array([4.0, 0.0, 0.0]), radius=9.0)
+    assert within_ball(holding, mean, ball).diagnostics["whole_range"] is True
+    missing = attrs.evolve(res, center=np.array([20.0, 0.0, 0.0]), radius=1.0)
+    assert within_ball(missing, mean, ball).diagnostics["disjoint_from_range"] is True
+    lost = attrs.evolve(res, center=np.array([np.nan, 0.0, 0.0]))
+    assert within_ball(lost, mean, ball).diagnostics["uninformative"] is True
+    assert within_ball(holding, mean, pf.Bounds(-5.0, 5.0)) is holding
+    huge = attrs.evolve(res, center=np.array([1e300, 1e300, 0.0]), radius=1e300)  # ||c|| overflows a plain norm
+    assert within_ball(huge, mean, pf.L2Ball(1e300)) is huge

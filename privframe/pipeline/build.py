@@ -35,7 +35,7 @@ from privframe.errors import BudgetError, ConfigError, PTRFailed, join_path
 from privframe.pipeline import auto
 from privframe.pipeline.methodmap import AUTO
 from privframe.pipeline.parts import Part, load_json
-from privframe.pipeline.ranges import within_range
+from privframe.pipeline.ranges import within_ball, within_range
 from privframe.pipeline.request import Request, forward, request
 from privframe.pipeline.resolve import PART_KINDS, ResolvedPipeline, check_resolution, resolve
 from privframe.plugin.context import RunContext
@@ -466,6 +466,8 @@ class Pipeline:
             result = attrs.evolve(result, diagnostics={**result.diagnostics, "auto": chosen.chosen_by})
         if isinstance(result, IntervalResult) and not region:
             return within_range(result, resolved.statistic, resolved.bounds)
+        if isinstance(result, RegionResult):
+            return within_ball(result, resolved.statistic, resolved.bounds)
         return result
 
 

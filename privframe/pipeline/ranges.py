@@ -5,13 +5,15 @@ from __future__ import annotations
 import math
 
 import attrs
+import numpy as np
 
-from privframe.bounds import Bounds, L2Ball
+from privframe.bounds import Bounds, L2Ball, euclidean_norm
 from privframe.plugin.evaluation import guarded
 from privframe.plugin.protocols import RangedStatistic, Statistic
-from privframe.results import IntervalResult
+from privframe.plugin.traits import traits_of
+from privframe.results import IntervalResult, RegionResult
 
-__all__ = ["within_range"]
+__all__ = ["within_ball", "within_range"]
 
 
 def within_range(result: IntervalResult, statistic: Statistic, bounds: Bounds | L2Ball | None) -> IntervalResult:
@@ -61,3 +63,38 @@ def within_range(result: IntervalResult, statistic: Statistic, bounds: Bounds | 
     if value_range is not None:
         diagnostics["value_range"] = (low_end, high_end)
     return attrs.evolve(result, low=low, high=high, center=center, diagnostics=diagnostics)
+
+
+def within_ball(result: RegionResult, statistic: Statistic, bounds: Bounds | L2Ball | None) -> RegionResult:
+    """A mean's region that holds the whole public ball, or misses it, reported as the ball itself.
+
+    The mean of records clipped into ``L2Ball(R)`` lies in that ball, so a released ball around c of radius
+    r with ``r >= ||c|| + R`` contains every possible mean: its intersection with the parameter space is the
+    ball, reported as it is (centre 0, radius R, a hair wider so the sphere is inside the open ball) and
+    flagged ``diagnostics["whole_range"]``, not as a radius that may be infinite. A region that misses the
+    ball (``||c|| > r + R``) or carries no information (a NaN or infinite centre, a NaN radius) is reported
+    the same way (``disjoint_from_range``, ``uninformative``). Any other region is returned as it is. All of
+    it post-processing of the release; the unclipped centre and radius stay in ``unclipped``.
+    """
+    if not isinstance(bounds, L2Ball) or not traits_of(statistic).mean:
+        return result
+    center, radius = result.center, result.radius
+    uninformative = not bool(np.all(np.isfinite(center))) or math.isnan(radius)
+    distance = euclidean_norm(center) if not uninformative else math.inf
+    disjoint = not uninformative and distance > radius + bounds.radius
+    whole = uninformative or disjoint or radius >= distance + bounds.radius
+    if not whole:
+        return result
+    diagnostics = dict(result.diagnostics)
+    diagnostics["unclipped"] = ([float(c) for c in center], float(radius))
+    diagnostics["whole_range"] = True
+    if uninformative:
+        diagnostics["uninformative"] = True
+    if disjoint:
+        diagnostics["disjoint_from_range"] = True
+    return attrs.evolve(
+        result,
+        center=np.zeros_like(center),
+        radius=float(np.nextafter(bounds.radius, math.inf)),
+        diagnostics=diagnostics,
+    )

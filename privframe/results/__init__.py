@@ -29,6 +29,7 @@ import numpy as np
 import numpy.typing as npt
 
 from privframe._typing import frozen_mapping
+from privframe.bounds import euclidean_norm
 from privframe.errors import ConfigError, DataError, MissingExtraError, PrivframeError
 from privframe.privacy.budgets import GDP, ApproxDP, Budget, PureDP, budget_from_table, budget_to_table, delta_of
 from privframe.privacy.ledger import Ledger
@@ -646,7 +647,7 @@ class RegionResult:
             raise DataError("expected numbers, not NaN", path="value")
         if v.shape != self.center.shape:
             raise DataError(f"expected a vector of length {self.dimension}", path="value")
-        return bool(np.linalg.norm(v - self.center) < self.radius)
+        return euclidean_norm(v - self.center) < self.radius
 
     def to_interval(self) -> IntervalResult:
         """The same set as an interval (d = 1 only)."""
@@ -718,8 +719,9 @@ class RegionResult:
 
     def __str__(self) -> str:
         center = np.array2string(self.center, precision=6)
+        whole = " [the whole ball: no information]" if self.diagnostics.get("whole_range") else ""
         return (
-            f"{self.confidence:.0%} ball center {center} radius {self.radius:.6g} "
+            f"{self.confidence:.0%} ball center {center} radius {self.radius:.6g}{whole} "
             f"({self.method}; {self.privacy.summary()})"
         )
 
