@@ -85,8 +85,8 @@ def laplace_draws(state: Any, t: int, out: Any) -> None:
 
 @numba.njit(inline="always")
 def _refine(state: Any, piece: Any, starts: Any, cdf: Any) -> float:
-    """The Poisson count of a uniform whose top 16 bits are ``piece`` (the ~0.2% the table leaves open):
-    ``(piece + v) / 2^16`` with v a fresh double uniform, inverted through the CDF.
+    """The Poisson count of a uniform whose top 16 bits are ``piece``, one the table leaves open (0.2% of them
+    at a rate of 245): ``(piece + v) / 2^16`` with v a fresh double uniform, inverted through the CDF.
 
     The count is ``searchsorted(cdf, u, side="right")``, the number of CDF values at or below u. The
     ``starts[piece]`` values at or below ``piece / 2^16`` are at or below u too, so the scan starts there and
