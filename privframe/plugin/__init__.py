@@ -14,7 +14,8 @@ The names, by what they are for:
   ``SmoothRelease``, ``SmoothReleaseBatch``, ``Resamples``, ``IntervalResult``, ``RegionResult`` (either: ``Result``);
 - the protocols: ``Statistic`` (and its capabilities ``RatedStatistic``, ``DirectStatistic``,
   ``PreparingStatistic``, ``ShapedStatistic``, ``SmoothStatistic``, ``WeightedStatistic``, ``DecomposableStatistic``,
-  ``RangedStatistic``, ``PopulationStatistic``), ``Sampler``, ``Mechanism``, ``SmoothMechanism``,
+  ``PlainSumStatistic``, ``RangedStatistic``, ``PopulationStatistic``), ``Sampler`` (and ``SummingSampler``),
+  ``Mechanism``, ``SmoothMechanism``,
   ``BatchSmoothMechanism``, ``SelectionMechanism``, ``WeightedSelectionMechanism``, ``DescribedNoise``,
   ``Accountant``, ``Method``, ``ChecksDesign`` (with the ``PublicCall`` it checks);
 - declarations: ``StatisticTraits`` (and ``traits_of``, a statistic's traits or the defaults), ``MethodNeeds``,
@@ -57,6 +58,7 @@ from privframe.plugin.protocols import (
     DescribedNoise,
     DirectStatistic,
     Mechanism,
+    PlainSumStatistic,
     PopulationStatistic,
     PreparingStatistic,
     RangedStatistic,
@@ -67,6 +69,7 @@ from privframe.plugin.protocols import (
     SmoothMechanism,
     SmoothStatistic,
     Statistic,
+    SummingSampler,
     WeightedSelectionMechanism,
     WeightedStatistic,
 )
@@ -123,6 +126,7 @@ __all__ = [
     "NoiseLaw",
     "PTRFailed",
     "PluginError",
+    "PlainSumStatistic",
     "PopulationStatistic",
     "Preparation",
     "PreparingStatistic",
@@ -152,6 +156,7 @@ __all__ = [
     "StatisticRegistry",
     "StatisticTraits",
     "Subsample",
+    "SummingSampler",
     "WeightedSelectionMechanism",
     "WeightedStatistic",
     "accounting",

@@ -26,8 +26,10 @@ from privframe.errors import BudgetError, ConfigError, DataError, PrivframeError
 from privframe.plugin.evaluation import Coordinates, finite, global_sensitivity, guarded, row_slices
 from privframe.plugin.protocols import (
     Accountant,
+    DecomposableStatistic,
     DirectStatistic,
     Mechanism,
+    PlainSumStatistic,
     RatedStatistic,
     Sampler,
     SmoothMechanism,
@@ -64,6 +66,19 @@ def _checked(statistic: Statistic, values: object, rows: int, dimension: int) ->
             path="statistic",
         )
     return out
+
+
+def _sums_in_place(statistic: Statistic, x: Array, resamples: Resamples) -> bool:
+    """Whether the resamples' sums of ``x`` can stand in for their rows: a sampler that sums in place, a
+    plain-sum statistic, one-dimensional doubles (the shape of the data, never their values)."""
+    return (
+        resamples.sum_block is not None
+        and isinstance(statistic, PlainSumStatistic)
+        and isinstance(statistic, DecomposableStatistic)
+        and x.ndim == 1
+        and x.dtype == np.float64
+        and bool(x.flags.c_contiguous)
+    )
 
 
 def _smooth(statistic: Statistic) -> SmoothStatistic:
@@ -239,6 +254,26 @@ class RunContext(Generic[M]):
             parts = [rows(index) for index in row_slices(resamples, x, block)]
             return parts[0] if len(parts) == 1 else np.concatenate(parts, axis=0)
 
+        if _sums_in_place(statistic, x, resamples):
+            summing = statistic
+            assert isinstance(summing, PlainSumStatistic)  # checked by _sums_in_place: narrows the type
+            assert isinstance(summing, DecomposableStatistic)
+
+            def summed(i: int) -> Array:
+                # The sampler sums each row where it stands (no index rows): the same doubles as the rows'
+                # partials, since a plain-sum statistic's partials depend on those sums only. A sampler that
+                # declines, or a partial that is not finite (the general path rescales), takes the rows.
+                sums = resamples.block_sums(i, x)
+                if sums is not None:
+                    with guarded("statistic", summing.name, "sum_partials"):
+                        partials = [summing.sum_partials(part) for part in sums]
+                    if all(bool(np.isfinite(part).all()) for part in partials):
+                        with guarded("statistic", summing.name, "combine"):
+                            values = summing.combine(partials, resamples.m)
+                        return _checked(summing, values, resamples.rows_in_block(i), dimension)
+                return chunk(resamples.block(i))
+
+            return finite(np.concatenate(resamples.map_block_numbers(summed), axis=0))
         return finite(np.concatenate(resamples.map_blocks(chunk), axis=0))
 
     def evaluate_smooth(self, resamples: Resamples, dimension: int, beta: float) -> SmoothEvaluation:

@@ -171,6 +171,22 @@ class DecomposableStatistic(Protocol):
 
 
 @runtime_checkable
+class PlainSumStatistic(Protocol):
+    """A decomposable statistic whose partial of a data block depends on the plain sums of the block's
+    prepared records only (the scalar mean): a sampler that sums rows where they stand
+    (:class:`SummingSampler`) then spares the index rows.
+
+    ``sum_partials(sums)`` turns the ``(rows,)`` plain sums of one data block (each resample's records in
+    the block, added in increasing record order from 0.0) into what :meth:`DecomposableStatistic.partial_batch`
+    returns for those records, bit for bit; :meth:`DecomposableStatistic.combine` does the rest. The engine
+    uses it for one-dimensional data only, and evaluates the rows instead where a partial is not finite.
+    """
+
+    def sum_partials(self, sums: Array) -> Array:
+        """``(rows, p)`` partials of one data block from the ``(rows,)`` plain sums of its records."""
+
+
+@runtime_checkable
 class PopulationStatistic(Protocol):
     """A statistic that knows the population value it estimates under a data-generating law (experiments).
 
@@ -215,6 +231,21 @@ class Sampler(Protocol):
 
     def draw_block(self, design: Design, rng: np.random.Generator, rows: int) -> IndexMatrix:
         """``(rows, m)`` indices into ``range(n)``; may raise ``SamplerRejected``."""
+
+
+@runtime_checkable
+class SummingSampler(Protocol):
+    """A sampler that can sum the data over the rows it draws without writing them (``wor``).
+
+    ``draw_block_sums(design, rng, rows, x)`` returns, for the rows ``draw_block(design, rng, rows)`` would
+    draw from the same ``rng``, one ``(rows,)`` array per public data block in block order: each row's sum
+    of ``x`` (one-dimensional doubles) over its records in the block, added in increasing record order from
+    0.0. None says "draw the rows instead" (the engine then calls ``draw_block`` with a fresh generator of
+    the same seed). Used with a :class:`PlainSumStatistic`.
+    """
+
+    def draw_block_sums(self, design: Design, rng: np.random.Generator, rows: int, x: Array) -> list[Array] | None:
+        """Per data block, ``(rows,)`` sums of ``x`` over the rows ``draw_block`` would draw, or None."""
 
 
 @runtime_checkable

@@ -21,7 +21,7 @@ import numpy as np
 
 from privframe import validators
 from privframe._progress import Progress
-from privframe._typing import IndexMatrix
+from privframe._typing import Array, IndexMatrix
 from privframe.errors import ConfigError, PluginError
 from privframe.resampling.design import Design
 from privframe.resampling.seeds import BlockSeeds, seed_sequence_of
@@ -107,12 +107,19 @@ class Resamples:
         ``draw_block(generator, rows) -> (rows, m)`` index matrix; may raise ``SamplerRejected``.
     options : RunOptions
         Memory budget and worker threads.
+    sum_block : callable or None
+        ``sum_block(generator, rows, x)``: per data block, the ``(rows,)`` sums of ``x`` over the rows
+        ``draw_block`` would draw from that generator, or None (draw them); None when the sampler cannot
+        (see ``pp.SummingSampler``).
     """
 
     design: Design
     block_seeds: Sequence[np.random.SeedSequence]
     draw_block: Callable[[np.random.Generator, int], IndexMatrix] = attrs.field(repr=False)
     options: RunOptions = RunOptions()
+    sum_block: Callable[[np.random.Generator, int, Array], list[Array] | None] | None = attrs.field(
+        default=None, repr=False
+    )
 
     @property
     def n(self) -> int:
@@ -195,12 +202,17 @@ class Resamples:
         any worker count. Threads pay because numpy releases the GIL in the heavy kernels (random integers,
         sorting, gathering).
         """
+        return self.map_block_numbers(lambda i: function(self.block(i)))
+
+    def map_block_numbers(self, function: Callable[[int], T]) -> list[T]:
+        """``function(i)`` for every block number i, in row order, on up to ``workers`` threads (as
+        :meth:`map_blocks`, for a function that draws block i itself: :meth:`block` or :meth:`block_sums`)."""
         blocks = range(len(self.block_seeds))
         bar = self.progress_bar(len(blocks))
         lock = threading.Lock()
 
         def counted(i: int) -> T:
-            value = function(self.block(i))
+            value = function(i)
             with lock:
                 bar.advance()
             return value
@@ -240,8 +252,18 @@ class Resamples:
 
     def block(self, i: int) -> IndexMatrix:
         """The i-th block of rows."""
-        rows = min(self.block_rows, self.B - i * self.block_rows)
-        return self.draw_block(np.random.default_rng(self.block_seeds[i]), rows)
+        return self.draw_block(np.random.default_rng(self.block_seeds[i]), self.rows_in_block(i))
+
+    def rows_in_block(self, i: int) -> int:
+        """Rows of the i-th block (``block_rows``, fewer in the last)."""
+        return min(self.block_rows, self.B - i * self.block_rows)
+
+    def block_sums(self, i: int, x: Array) -> list[Array] | None:
+        """Per data block, the ``(rows,)`` sums of ``x`` over the rows of the i-th block, drawn from its seed as
+        :meth:`block` draws them but never written; None where the sampler cannot (:meth:`block` then)."""
+        if self.sum_block is None:
+            return None
+        return self.sum_block(np.random.default_rng(self.block_seeds[i]), self.rows_in_block(i), x)
 
     def matrix(self) -> IndexMatrix:
         """All B rows at once (small problems and tests only; ignores the memory budget)."""
@@ -292,4 +314,13 @@ def draw(sampler: Sampler, n: int, rng: np.random.Generator, options: RunOptions
     def draw_block(block_rng: np.random.Generator, count: int) -> IndexMatrix:
         return sampler.draw_block(design, block_rng, count)
 
-    return Resamples(design, BlockSeeds(parent, math.ceil(design.B / rows)), draw_block, options)
+    from privframe.plugin.protocols import SummingSampler  # the protocols import the engine's Design
+
+    sum_block = None
+    if isinstance(sampler, SummingSampler):
+        summing = sampler
+
+        def sum_block(block_rng: np.random.Generator, count: int, x: Array) -> list[Array] | None:
+            return summing.draw_block_sums(design, block_rng, count, x)
+
+    return Resamples(design, BlockSeeds(parent, math.ceil(design.B / rows)), draw_block, options, sum_block)

@@ -31,13 +31,14 @@ import numpy.typing as npt
 import privframe.plugin as pp
 from privframe.errors import ConfigError
 from privframe.resampling.seeds import seed_sequence_of
-from privframe_std.samplers._kernels import distinct_subsets, iid_values
+from privframe_std.samplers._kernels import distinct_subset_sums, distinct_subsets, iid_values
 
 __all__ = [
     "DATA_BLOCK",
     "allocate",
     "cut_at_data_blocks",
     "data_blocks",
+    "distinct_row_sums",
     "distinct_rows",
     "draw_data_block",
     "draw_data_block_and_multiplicity",
@@ -172,6 +173,40 @@ def distinct_rows(rng: np.random.Generator, rows: int, n: int, m: int) -> pp.Ind
     - Rows come out sorted from a scan of a bitmap of the block (no comparison sort).
     """
     return _rows(rng, rows, n, m, replace=False)[0]
+
+
+def distinct_row_sums(
+    rng: np.random.Generator, rows: int, n: int, m: int, x: npt.NDArray[np.float64]
+) -> list[pp.Array] | None:
+    """The sums of ``x`` over the rows :func:`distinct_rows` would draw from ``rng``, one ``(rows,)`` array per
+    data block in block order (each row's values in the block, in increasing order from 0.0), with no row
+    written: the same allocation and the same streams, the bitmap of each row summed where it stands.
+
+    None where a data block's rows would be drawn by numpy (a small call while numba is not loaded): the
+    caller draws the rows instead, from a fresh generator.
+    """
+    blocks = data_blocks(n)
+    if len(blocks) == 1:
+        return _subset_sums(rng, np.full(rows, m, dtype=np.int64), 0, n, x)
+    seed = seed_sequence_of(rng)
+    allocation = allocate(rng, rows, n, m, False)
+    sums: list[pp.Array] = []
+    for j, (start, stop) in enumerate(blocks):
+        part = _subset_sums(block_stream(seed, j), allocation[:, j], start, stop, x)
+        if part is None:
+            return None
+        sums.extend(part)
+    return sums
+
+
+def _subset_sums(
+    rng: np.random.Generator, counts: IntArray, start: int, stop: int, x: npt.NDArray[np.float64]
+) -> list[pp.Array] | None:
+    """:func:`_subsets`' rows of ``range(start, stop)``, as their sums of ``x`` (in a one-item list)."""
+    size = stop - start
+    complement = 2 * counts > size
+    sums = distinct_subset_sums(rng, np.where(complement, size - counts, counts), complement, start, stop, x)
+    return None if sums is None else [sums]
 
 
 def iid_rows(rng: np.random.Generator, rows: int, n: int, m: int, round_: int = 0) -> pp.IndexMatrix:

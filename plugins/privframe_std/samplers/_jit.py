@@ -98,6 +98,69 @@ def mark_value(half_word: Any, scale: Any, limit: Any, bitmap: Any) -> Any:
 
 
 @compiled
+def sum_bits(bitmap: Any, size: int, x: Any, start: int, complement: bool) -> float:
+    """The sum of ``x[start + v]`` over the set values v of ``bitmap`` (or, with ``complement``, the clear ones)
+    below ``size``, in increasing order from 0.0; clear the bitmap. :func:`emit_bits` without the indices:
+    the values it would write, read where they stand."""
+    words = (size + 63) >> 6
+    total = 0.0
+    for word in range(words):
+        bits = bitmap[word]
+        bitmap[word] = 0
+        if complement:
+            bits = ~bits
+            if word == words - 1 and size & 63:
+                bits &= (ONE << np.uint64(size & 63)) - ONE
+        base = start + (word << 6)
+        while bits:
+            total += x[base + np.int64(trailing_zeros(bits))]
+            bits &= bits - ONE
+    return total
+
+
+@compiled
+def distinct_prefix_sums(
+    words: Any,
+    k: Any,
+    complement: Any,
+    start: int,
+    size: int,
+    x: Any,
+    sums: Any,
+    bitmap: Any,
+    threshold: int,
+    progress: Any,
+) -> int:
+    """:func:`distinct_prefix_rows` with ``sums[r]`` = the sum of ``x`` over row r's values in place of the
+    row: the same words used the same way, so the same rows; returns the number of words used."""
+    scale = np.uint64(size)
+    limit = np.uint64(threshold)
+    used = 0
+    available = words.shape[0]
+    row = progress[0]
+    found = progress[1]
+    while row < k.shape[0]:
+        need = k[row]
+        while found < need:
+            if used == available:
+                progress[0] = row
+                progress[1] = found
+                return used
+            word = words[used]
+            used += 1
+            for half in range(2):
+                if found == need:
+                    break
+                found += mark_value(word & LOW32 if half == 0 else word >> HALF, scale, limit, bitmap)
+        sums[row] = sum_bits(bitmap, size, x, start, complement[row])
+        row += 1
+        found = 0
+    progress[0] = row
+    progress[1] = 0
+    return used
+
+
+@compiled
 def distinct_prefix_rows(
     words: Any,
     k: Any,

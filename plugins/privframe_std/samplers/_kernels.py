@@ -26,6 +26,7 @@ from privframe.errors import ConfigError
 __all__ = [
     "add_uniform",
     "distinct_subsets",
+    "distinct_subset_sums",
     "fast_stream",
     "iid_values",
     "lemire_threshold",
@@ -158,12 +159,7 @@ def distinct_subsets(
     :data:`NUMPY_PATH_SECONDS` in all), numpy operations per row, which spare a short process numba's load.
     """
     global _numpy_path_seconds
-    if (
-        "privframe_std.samplers._jit" not in sys.modules
-        and k.size <= NUMPY_PATH_ROWS
-        and _numpy_path_seconds < NUMPY_PATH_SECONDS
-        and int(np.where(complement, stop - start - k, k).sum()) <= NUMPY_PATH_VALUES
-    ):
+    if _takes_numpy_path(k, complement, start, stop):
         began = time.perf_counter()
         try:
             rows = _distinct_subsets_numpy(rng, k, complement, start, stop)
@@ -175,6 +171,47 @@ def distinct_subsets(
         out[:] = rows
         return out
     return _distinct_subsets_compiled(rng, k, complement, start, stop, out)
+
+
+def _takes_numpy_path(k: IntArray, complement: npt.NDArray[np.bool_], start: int, stop: int) -> bool:
+    """Whether :func:`distinct_subsets` takes its numpy path for these rows (numba not loaded, a small call)."""
+    return (
+        "privframe_std.samplers._jit" not in sys.modules
+        and k.size <= NUMPY_PATH_ROWS
+        and _numpy_path_seconds < NUMPY_PATH_SECONDS
+        and int(np.where(complement, stop - start - k, k).sum()) <= NUMPY_PATH_VALUES
+    )
+
+
+def distinct_subset_sums(
+    rng: np.random.Generator,
+    k: IntArray,
+    complement: npt.NDArray[np.bool_],
+    start: int,
+    stop: int,
+    x: npt.NDArray[np.float64],
+) -> npt.NDArray[np.float64] | None:
+    """``(rows,)``: row r's sum of ``x[v]`` over the values v that :func:`distinct_subsets` would give row r
+    from the same ``rng``, in increasing order from 0.0, with no row written; ``rng`` ends as it would.
+
+    None (and ``rng`` untouched) where :func:`distinct_subsets` would take its numpy path, which spares a
+    short process numba's load: the caller draws the rows then.
+    """
+    if _takes_numpy_path(k, complement, start, stop):
+        return None
+    from privframe_std.samplers import _jit
+
+    size = stop - start
+    threshold = lemire_threshold(size)
+    sums = np.empty(k.size, dtype=np.float64)
+    bitmap = _bitmap("present", size)
+    progress = np.zeros(2, dtype=np.int64)
+    k64 = k.astype(np.int64, copy=False)
+    with _clean_on_error(bitmap):
+        while progress[0] < k.size:
+            words = random_words(rng, words_for_subsets(k64[progress[0] :], size))
+            _jit.distinct_prefix_sums(words, k64, complement, start, size, x, sums, bitmap, threshold, progress)
+    return sums
 
 
 def _rows_out(out: IntArray | None, total: int) -> IntArray:

@@ -9,7 +9,7 @@ import numpy as np
 
 import privframe.plugin as pp
 from privframe.resampling.sizes import SizeRule, resolve_size
-from privframe_std.samplers._blocks import distinct_rows
+from privframe_std.samplers._blocks import distinct_row_sums, distinct_rows
 
 __all__ = ["WithoutReplacement"]
 
@@ -37,3 +37,10 @@ class WithoutReplacement:
     def draw_block(self, design: pp.Design, rng: np.random.Generator, rows: int) -> pp.IndexMatrix:
         """``rows`` uniform size-m subsets of ``range(n)``, each sorted."""
         return distinct_rows(rng, rows, design.n, design.m)
+
+    def draw_block_sums(
+        self, design: pp.Design, rng: np.random.Generator, rows: int, x: pp.Array
+    ) -> list[pp.Array] | None:
+        """The sums of ``x`` over the rows :meth:`draw_block` would draw, per data block, without the rows
+        (``pp.SummingSampler``); None for a small block while numba is not loaded."""
+        return distinct_row_sums(rng, rows, design.n, design.m, x)

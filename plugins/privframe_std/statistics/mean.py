@@ -115,6 +115,13 @@ class Mean:
         sums = segment_sums(values, lengths)
         return sums[:, np.newaxis] if sums.ndim == 1 else sums
 
+    def sum_partials(self, sums: pp.Array) -> pp.Array:
+        """:meth:`partial_batch` from the ``(rows,)`` plain sums of one data block's records
+        (``pp.PlainSumStatistic``): on the public grid the sums are exact in any order, so these are its
+        doubles."""
+        partials: pp.Array = (np.asarray(sums, dtype=np.float64) * SCALE)[:, np.newaxis]
+        return partials
+
     def combine(self, partials: Sequence[pp.Array], k: int) -> pp.Array:
         """Means ``(rows, d)``: the partial sums added in block order, over k."""
         means: pp.Array = combine_sums(partials) / k / SCALE

@@ -1,0 +1,152 @@
+"""Resample sums taken where the rows stand: the ``wor`` sampler sums the data over each row's bitmap
+(``pp.SummingSampler``) and the mean turns the sums into its partials (``pp.PlainSumStatistic``), so no
+index row is written. The sums, the engine's values and the intervals are those of the rows, bit for bit."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import attrs
+import numpy as np
+import pytest
+
+import privframe as pf
+import privframe.plugin as pp
+from privframe.resampling import blocks as engine
+from privframe_std.samplers import _blocks, _kernels
+
+
+@pytest.fixture
+def compiled(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The compiled paths whatever this process loaded before (a small first call takes numpy's)."""
+    monkeypatch.setattr(_kernels, "_takes_numpy_path", lambda *args: False)
+
+
+def _grid_values(n: int, seed: int) -> np.ndarray:
+    """Doubles on a grid of 2^-20 in [0, 20): any order of addition gives their exact sum."""
+    return np.random.default_rng(seed).integers(0, 20 * 2**20, n) / 2.0**20
+
+
+@pytest.mark.parametrize(("size", "start"), [(1000, 0), (5000, 3000), (70_000, 1)])
+@pytest.mark.usefixtures("compiled")
+def test_subset_sums_are_the_sums_of_the_subsets_rows(size: int, start: int) -> None:
+    """Rows below and above half the block (the complement), offset blocks: the sums of the rows
+    ``distinct_subsets`` writes, from the same words, and the generator ends where it would."""
+    x = _grid_values(start + size, 1)
+    counts = np.array([1, size // 3, size // 2, size // 2 + 1, size - 1, 7], dtype=np.int64)
+    complement = 2 * counts > size
+    k = np.where(complement, size - counts, counts)
+    rows_rng, sums_rng = np.random.default_rng(2), np.random.default_rng(2)
+    rows = _kernels.distinct_subsets(rows_rng, k, complement, start, start + size)
+    sums = _kernels.distinct_subset_sums(sums_rng, k, complement, start, start + size, x)
+    assert sums is not None
+    ends = np.cumsum(counts)
+    expected = [x[rows[end - count : end]].sum() for end, count in zip(ends, counts, strict=True)]
+    np.testing.assert_array_equal(sums, expected)
+    assert rows_rng.bit_generator.state == sums_rng.bit_generator.state
+
+
+@pytest.mark.usefixtures("compiled")
+def test_row_sums_follow_the_data_blocks() -> None:
+    """Above one data block (2^20 records) the rows' sums come per data block, in block order, from the same
+    allocation and streams as the rows."""
+    n, m, rows = _blocks.DATA_BLOCK + 5000, 3000, 4
+    x = _grid_values(n, 3)
+    index = _blocks.distinct_rows(np.random.default_rng(4), rows, n, m)
+    sums = _blocks.distinct_row_sums(np.random.default_rng(4), rows, n, m, x)
+    assert sums is not None
+    assert len(sums) == 2
+    first = np.where(index < _blocks.DATA_BLOCK, x[index], 0.0).sum(axis=1)
+    np.testing.assert_array_equal(sums[0], first)
+    np.testing.assert_array_equal(sums[1], x[index].sum(axis=1) - first)
+
+
+def test_a_small_call_without_numba_declines(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where ``distinct_subsets`` would take its numpy path the sums decline, touching nothing."""
+    monkeypatch.setattr(_kernels, "_takes_numpy_path", lambda *args: True)
+    rng = np.random.default_rng(5)
+    before = rng.bit_generator.state
+    k = np.array([3, 4], dtype=np.int64)
+    assert _kernels.distinct_subset_sums(rng, k, np.zeros(2, dtype=bool), 0, 100, np.ones(100)) is None
+    assert rng.bit_generator.state == before
+
+
+def _counting(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
+    calls = {"rows": 0, "sums": 0}
+    block, block_sums = engine.Resamples.block, engine.Resamples.block_sums
+
+    def rows(self: engine.Resamples, i: int) -> Any:
+        calls["rows"] += 1
+        return block(self, i)
+
+    def sums(self: engine.Resamples, i: int, x: Any) -> Any:
+        out = block_sums(self, i, x)
+        calls["sums"] += out is not None
+        return out
+
+    monkeypatch.setattr(engine.Resamples, "block", rows)
+    monkeypatch.setattr(engine.Resamples, "block_sums", sums)
+    return calls
+
+
+@pytest.mark.usefixtures("compiled")
+@pytest.mark.parametrize("n", [5000, 60_000])
+@pytest.mark.parametrize("workers", [1, 2])
+def test_intervals_are_those_of_the_rows(monkeypatch: pytest.MonkeyPatch, n: int, workers: int) -> None:
+    """cr-gs and dette-graw (on ``wor``) on the mean: every block summed in place, and the intervals equal the
+    ones from the index rows (the sampler's capability switched off)."""
+    x = np.random.default_rng(n).lognormal(0, 1, n).clip(0, 20)
+    kwargs: dict[str, Any] = {"budget": pf.GDP(1.0), "bounds": (0, 20), "rng": 6, "workers": workers, "B": 300}
+    methods: list[tuple[str, dict[str, Any]]] = [("cr-gs", {}), ("dette-graw", {"sampler": "wor"})]
+    calls = _counting(monkeypatch)
+    summed = [pf.confidence_interval(x, "mean", method=name, **kwargs, **extra) for name, extra in methods]
+    assert calls["sums"] == 2 * 3  # three blocks of at most 128 rows each, for both methods
+    assert calls["rows"] == 0
+    monkeypatch.setattr(engine.Resamples, "block_sums", lambda self, i, x: None)
+    drawn = [pf.confidence_interval(x, "mean", method=name, **kwargs, **extra) for name, extra in methods]
+    for a, b in zip(summed, drawn, strict=True):
+        assert (a.low, a.high, a.center) == (b.low, b.high, b.center)
+
+
+@attrs.frozen
+class _Unbounded:
+    """A plain-sum mean whose partials overflow: the engine must take the rows instead."""
+
+    name: ClassVar[str] = "unbounded"
+
+    def evaluate_batch(self, x: np.ndarray, index: np.ndarray) -> np.ndarray:
+        return np.asarray(x[index].mean(axis=1))[:, np.newaxis]
+
+    def sensitivity(self, k: int, bounds: Any) -> float:
+        return 1.0 / k
+
+    def partial_batch(self, values: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+        raise AssertionError("not used by evaluate_batch")
+
+    def combine(self, partials: Any, k: int) -> np.ndarray:
+        return np.asarray(partials[0]) / k
+
+    def sum_partials(self, sums: np.ndarray) -> np.ndarray:
+        return np.full((sums.shape[0], 1), np.inf)
+
+
+@pytest.mark.usefixtures("compiled")
+def test_a_partial_that_is_not_finite_takes_the_rows(monkeypatch: pytest.MonkeyPatch) -> None:
+    statistic = _Unbounded()
+    assert isinstance(statistic, pp.PlainSumStatistic)
+    assert isinstance(statistic, pp.DecomposableStatistic)
+    x = np.random.default_rng(7).uniform(size=4000)
+    sampler = pf.registry.create("sampler", "wor", B=200)
+    assert isinstance(sampler, pp.SummingSampler)
+    ctx = pp.RunContext(
+        method="probe", statistic=statistic, data=x, bounds=None, confidence=0.9, parts={"sampler": sampler}
+    )
+    calls = _counting(monkeypatch)
+    resamples = ctx.resample(np.random.default_rng(8))
+    values = ctx.evaluate_resamples(resamples, 1)
+    assert calls["sums"] > 0
+    assert calls["rows"] == calls["sums"]  # every block was summed, refused, and drawn as rows
+    expected = np.concatenate(
+        [statistic.evaluate_batch(x, resamples.block(i)) for i in range(len(resamples.block_seeds))]
+    )
+    np.testing.assert_array_equal(values, expected)
