@@ -61,6 +61,63 @@ def test_row_sums_follow_the_data_blocks() -> None:
     np.testing.assert_array_equal(sums[1], x[index].sum(axis=1) - first)
 
 
+@pytest.mark.usefixtures("compiled")
+@pytest.mark.parametrize("words", [None, 7])
+def test_subset_sums_resume_where_the_words_run_out(monkeypatch: pytest.MonkeyPatch, words: int | None) -> None:
+    """Seven words a draw: every row stops and resumes many times, in both loops alike."""
+    if words is not None:
+        monkeypatch.setattr(_kernels, "words_for_subsets", lambda counts, size: words)
+    x = _grid_values(9000, 9)
+    counts = np.array([40, 4000, 4500, 6000], dtype=np.int64)
+    complement = 2 * counts > 9000
+    k = np.where(complement, 9000 - counts, counts)
+    rows = _kernels.distinct_subsets(np.random.default_rng(10), k, complement, 0, 9000)
+    sums = _kernels.distinct_subset_sums(np.random.default_rng(10), k, complement, 0, 9000, x)
+    ends = np.cumsum(counts)
+    np.testing.assert_array_equal(sums, [x[rows[e - c : e]].sum() for e, c in zip(ends, counts, strict=True)])
+
+
+@pytest.mark.parametrize(("size", "start", "words"), [(3000, 0, None), (200_000, 17, None), (5000, 100, 7)])
+def test_iid_sums_are_the_sums_of_the_iid_rows(
+    monkeypatch: pytest.MonkeyPatch, size: int, start: int, words: int | None
+) -> None:
+    """``wr``'s rows: one range, a range split into sub-blocks (a multinomial draw first), and seven words a
+    draw (rows resumed mid-way): the same sums, the same largest multiplicities, the generator where it would
+    be."""
+    if words is not None:
+        monkeypatch.setattr(_kernels, "words_for_iid", lambda counts, span: words)
+    x = _grid_values(start + size, 11)
+    counts = np.array([0, 1, size // 7, size, 3 * size], dtype=np.int64)
+    rows_rng, sums_rng = np.random.default_rng(12), np.random.default_rng(12)
+    values, most = _kernels.iid_values(rows_rng, counts, start, start + size)
+    sums, most_too = _kernels.iid_value_sums(sums_rng, counts, start, start + size, x)
+    ends = np.cumsum(counts)
+    np.testing.assert_array_equal(sums, [x[values[e - c : e]].sum() for e, c in zip(ends, counts, strict=True)])
+    np.testing.assert_array_equal(most_too, most)
+    assert rows_rng.bit_generator.state == sums_rng.bit_generator.state
+
+
+def test_iid_row_sums_follow_the_data_blocks() -> None:
+    n, m, rows = _blocks.DATA_BLOCK + 5000, 3000, 4
+    x = _grid_values(n, 13)
+    index, most = _blocks.iid_rows_and_multiplicity(np.random.default_rng(14), rows, n, m)
+    sums, most_too = _blocks.iid_row_sums_and_multiplicity(np.random.default_rng(14), rows, n, m, x)
+    first = np.where(index < _blocks.DATA_BLOCK, x[index], 0.0).sum(axis=1)
+    np.testing.assert_array_equal(sums[0], first)
+    np.testing.assert_array_equal(sums[1], x[index].sum(axis=1) - first)
+    np.testing.assert_array_equal(most_too, most)
+
+
+def test_wr_declines_a_block_with_a_row_over_its_cap() -> None:
+    """A row over kappa is rejected or redrawn by ``draw_block``; the sums decline, so the engine draws the rows
+    and does exactly that."""
+    sampler = pf.registry.create("sampler", "wr")
+    capped = pp.Design(n=1000, m=500, B=10, kappa=1, replace=True)
+    assert sampler.draw_block_sums(capped, np.random.default_rng(15), 10, np.ones(1000)) is None
+    loose = pp.Design(n=1000, m=500, B=10, kappa=500, replace=True)
+    assert sampler.draw_block_sums(loose, np.random.default_rng(15), 10, np.ones(1000)) is not None
+
+
 def test_a_small_call_without_numba_declines(monkeypatch: pytest.MonkeyPatch) -> None:
     """Where ``distinct_subsets`` would take its numpy path the sums decline, touching nothing."""
     monkeypatch.setattr(_kernels, "_takes_numpy_path", lambda *args: True)
@@ -93,14 +150,14 @@ def _counting(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
 @pytest.mark.parametrize("n", [5000, 60_000])
 @pytest.mark.parametrize("workers", [1, 2])
 def test_intervals_are_those_of_the_rows(monkeypatch: pytest.MonkeyPatch, n: int, workers: int) -> None:
-    """cr-gs and dette-graw (on ``wor``) on the mean: every block summed in place, and the intervals equal the
-    ones from the index rows (the sampler's capability switched off)."""
+    """cr-gs, dette-graw on ``wor`` and on its own ``wr`` on the mean: every block summed in place, and the
+    intervals equal the ones from the index rows (the sampler's capability switched off)."""
     x = np.random.default_rng(n).lognormal(0, 1, n).clip(0, 20)
     kwargs: dict[str, Any] = {"budget": pf.GDP(1.0), "bounds": (0, 20), "rng": 6, "workers": workers, "B": 300}
-    methods: list[tuple[str, dict[str, Any]]] = [("cr-gs", {}), ("dette-graw", {"sampler": "wor"})]
+    methods: list[tuple[str, dict[str, Any]]] = [("cr-gs", {}), ("dette-graw", {"sampler": "wor"}), ("dette-graw", {})]
     calls = _counting(monkeypatch)
     summed = [pf.confidence_interval(x, "mean", method=name, **kwargs, **extra) for name, extra in methods]
-    assert calls["sums"] == 2 * 3  # three blocks of at most 128 rows each, for both methods
+    assert calls["sums"] == 3 * 3  # three blocks of at most 128 rows each, for each (dette-graw's own: wr)
     assert calls["rows"] == 0
     monkeypatch.setattr(engine.Resamples, "block_sums", lambda self, i, x: None)
     drawn = [pf.confidence_interval(x, "mean", method=name, **kwargs, **extra) for name, extra in methods]

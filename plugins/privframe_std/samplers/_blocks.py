@@ -31,7 +31,7 @@ import numpy.typing as npt
 import privframe.plugin as pp
 from privframe.errors import ConfigError
 from privframe.resampling.seeds import seed_sequence_of
-from privframe_std.samplers._kernels import distinct_subset_sums, distinct_subsets, iid_values
+from privframe_std.samplers._kernels import distinct_subset_sums, distinct_subsets, iid_value_sums, iid_values
 
 __all__ = [
     "DATA_BLOCK",
@@ -43,6 +43,7 @@ __all__ = [
     "draw_data_block",
     "draw_data_block_and_multiplicity",
     "iid_rows",
+    "iid_row_sums_and_multiplicity",
     "iid_rows_and_multiplicity",
     "uniform_rows",
 ]
@@ -227,6 +228,27 @@ def iid_rows_and_multiplicity(
     index, most = _rows(rng, rows, n, m, replace=True, round_=round_)
     assert most is not None
     return index, most
+
+
+def iid_row_sums_and_multiplicity(
+    rng: np.random.Generator, rows: int, n: int, m: int, x: npt.NDArray[np.float64]
+) -> tuple[list[pp.Array], IntArray]:
+    """The sums of ``x`` over the rows :func:`iid_rows_and_multiplicity` would draw from ``rng`` (its first
+    round), one ``(rows,)`` array per data block in block order, and each row's largest multiplicity: the
+    same allocation, streams and words, with no row written."""
+    blocks = data_blocks(n)
+    if len(blocks) == 1:
+        total, most = iid_value_sums(rng, np.full(rows, m, dtype=np.int64), 0, n, x)
+        return [total], most
+    seed = seed_sequence_of(rng)
+    allocation = allocate(rng, rows, n, m, True)
+    sums: list[pp.Array] = []
+    most_all = np.zeros(rows, dtype=np.int64)
+    for j, (start, stop) in enumerate(blocks):
+        total, most = iid_value_sums(block_stream(seed, j), allocation[:, j], start, stop, x)
+        np.maximum(most_all, most, out=most_all)
+        sums.append(total)
+    return sums, most_all
 
 
 def _rows(

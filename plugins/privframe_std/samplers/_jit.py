@@ -284,6 +284,78 @@ def iid_rows(
 
 
 @compiled
+def iid_row_sums(
+    words: Any,
+    counts: Any,
+    bases: Any,
+    sizes: Any,
+    thresholds: Any,
+    x: Any,
+    sums: Any,
+    row: Any,
+    counter: Any,
+    most: Any,
+    progress: Any,
+) -> int:
+    """:func:`iid_rows` with ``sums[r]`` = the sum of ``x`` over row r's values (plus ``bases[r]``) in place of
+    the row: the same words used the same way, so the same values and the same ``most``. ``row`` (at least
+    ``max(counts)`` long) holds the row being drawn, for its counters and an exact recount; ``progress`` as
+    in :func:`iid_rows`, and ``sums[r]`` keeps the running sum of the row where the words ran out. Returns the
+    number of words used."""
+    used = 0
+    available = words.shape[0]
+    r = progress[0]
+    taken = progress[1]
+    top = progress[2]
+    total = sums[r] if taken else 0.0
+    while r < counts.shape[0]:
+        need = counts[r]
+        base = bases[r]
+        scale = np.uint64(sizes[r])
+        limit = np.uint64(thresholds[r])
+        while taken < need:
+            if used == available:
+                progress[0] = r
+                progress[1] = taken
+                progress[2] = top
+                sums[r] = total
+                return used
+            word = words[used]
+            used += 1
+            for half in range(2):
+                if taken == need:
+                    break
+                product = (word & LOW32 if half == 0 else word >> HALF) * scale
+                if (product & LOW32) >= limit:
+                    value = np.int64(product >> HALF)
+                    copies = np.int64(counter[value]) + 1
+                    counter[value] = copies
+                    top = max(top, copies)
+                    row[taken] = value
+                    total += x[base + value]
+                    taken += 1
+        for j in range(need):
+            counter[row[j]] = 0
+        if top >= 255:
+            ordered = np.sort(row[:need])
+            top = 1
+            run = 1
+            for j in range(1, need):
+                run = run + 1 if ordered[j] == ordered[j - 1] else 1
+                top = max(top, run)
+        most[r] = top
+        sums[r] = total
+        r += 1
+        taken = 0
+        top = 0
+        total = 0.0
+    progress[0] = r
+    progress[1] = 0
+    progress[2] = 0
+    return used
+
+
+@compiled
 def block_cuts(index: Any, block: int, cuts: Any) -> bool:
     """Where each row of ``index`` enters each data block of ``block`` records: ``cuts[r, j]`` is the position
     of row r's first index at or past ``j * block`` and ``cuts[r, -1]`` the row's length, in one pass.

@@ -28,6 +28,7 @@ __all__ = [
     "distinct_subsets",
     "distinct_subset_sums",
     "fast_stream",
+    "iid_value_sums",
     "iid_values",
     "lemire_threshold",
     "random_words",
@@ -369,6 +370,45 @@ def iid_values(rng: np.random.Generator, counts: IntArray, start: int, stop: int
     return out, most.reshape(rows, parts).max(axis=1, initial=0)
 
 
+def iid_value_sums(
+    rng: np.random.Generator, counts: IntArray, start: int, stop: int, x: npt.NDArray[np.float64]
+) -> tuple[npt.NDArray[np.float64], IntArray]:
+    """Row r's sum of ``x`` over the ``counts[r]`` values :func:`iid_values` would draw from the same ``rng``
+    (each sub-block's part from 0.0, in the order drawn, the parts added in sub-block order), and each row's
+    largest multiplicity; ``rng`` ends as it would. No row is written."""
+    from privframe_std.samplers import _jit
+
+    size = stop - start
+    counts64 = counts.astype(np.int64, copy=False)
+    sub = SUB_BLOCK
+    firsts = np.arange(0, size, sub, dtype=np.int64)
+    spans = np.minimum(firsts + sub, size) - firsts
+    one = spans.size == 1
+    split = counts64[:, np.newaxis] if one else rng.multinomial(counts64, spans / size).astype(np.int64)
+    pieces = split.reshape(-1)
+    parts = spans.size
+    rows = counts64.size
+    bases = np.tile(start + firsts, rows)
+    sizes = np.tile(spans, rows)
+    thresholds = np.tile(np.array([lemire_threshold(int(span)) for span in spans], dtype=np.int64), rows)
+    most_rejecting_span = max((int(span) for span in spans), key=lemire_threshold)
+    sums = np.empty(pieces.size, dtype=np.float64)
+    most = np.zeros(pieces.size, dtype=np.int64)
+    row = np.empty(max(int(pieces.max(initial=0)), 1), dtype=np.int64)
+    counter = _scratch("copies", min(size, sub), np.uint8)
+    progress = np.zeros(3, dtype=np.int64)
+    with _clean_on_error(counter):
+        while progress[0] < pieces.size:
+            words = random_words(rng, words_for_iid(pieces[progress[0] :], most_rejecting_span))
+            _jit.iid_row_sums(words, pieces, bases, sizes, thresholds, x, sums, row, counter, most, progress)
+    per_row = sums.reshape(rows, parts)
+    total = per_row[:, 0].copy()
+    for part in range(1, parts):
+        total += per_row[:, part]
+    return total, most.reshape(rows, parts).max(axis=1, initial=0)
+
+
+SMALL_RANGE = 4096
 SMALL_RANGE = 4096
 """Ranges up to this size take their values from 16-bit quarters of the words (rejected with probability
 below ``size / 2^16``, 6% at most); larger ranges from 32-bit halves."""

@@ -12,7 +12,7 @@ import privframe.plugin as pp
 from privframe._typing import LazyModule
 from privframe.errors import ConfigError, SamplerRejected
 from privframe.resampling.sizes import SizeRule, resolve_size
-from privframe_std.samplers._blocks import iid_rows_and_multiplicity
+from privframe_std.samplers._blocks import iid_row_sums_and_multiplicity, iid_rows_and_multiplicity
 
 special = LazyModule("scipy.special")  # imported on first use (0.2 s the plugins' loading need not pay)
 
@@ -91,3 +91,12 @@ class MultiplicityConstrained:
             index[bad] = fresh
             bad[bad] = most > kappa
         return index
+
+    def draw_block_sums(
+        self, design: pp.Design, rng: np.random.Generator, rows: int, x: pp.Array
+    ) -> list[pp.Array] | None:
+        """The sums of ``x`` over the rows :meth:`draw_block` would draw, per data block, without the rows
+        (``pp.SummingSampler``); None when a row breaks the cap (the rows are then drawn, and rejected or
+        redrawn as :meth:`draw_block` does)."""
+        sums, most = iid_row_sums_and_multiplicity(rng, rows, design.n, design.m, x)
+        return None if bool((most > design.kappa).any()) else sums
