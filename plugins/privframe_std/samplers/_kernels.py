@@ -18,6 +18,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+import attrs
 import numpy as np
 import numpy.typing as npt
 
@@ -200,18 +201,8 @@ def distinct_subset_sums(
     """
     if _takes_numpy_path(k, complement, start, stop):
         return None
-    from privframe_std.samplers import _jit
-
-    size = stop - start
-    threshold = lemire_threshold(size)
     sums = np.empty(k.size, dtype=np.float64)
-    bitmap = _bitmap("present", size)
-    progress = np.zeros(2, dtype=np.int64)
-    k64 = k.astype(np.int64, copy=False)
-    with _clean_on_error(bitmap):
-        while progress[0] < k.size:
-            words = random_words(rng, words_for_subsets(k64[progress[0] :], size))
-            _jit.distinct_prefix_sums(words, k64, complement, start, size, x, sums, bitmap, threshold, progress)
+    _run_distinct(rng, k, complement, start, stop, np.empty(0, dtype=np.intp), np.zeros(k.size, np.int64), x, sums)
     return sums
 
 
@@ -233,21 +224,40 @@ def _distinct_subsets_compiled(
     out: IntArray | None = None,
 ) -> IntArray:
     """:func:`distinct_subsets` by ``_jit.distinct_prefix_rows`` (loads numba)."""
+    size = stop - start
+    lengths = np.where(complement, size - k, k)
+    offsets = np.cumsum(lengths) - lengths
+    out = _rows_out(out, int(lengths.sum()))
+    _run_distinct(rng, k, complement, start, stop, out, offsets, np.empty(0), np.empty(0))
+    return out
+
+
+def _run_distinct(
+    rng: np.random.Generator,
+    k: IntArray,
+    complement: npt.NDArray[np.bool_],
+    start: int,
+    stop: int,
+    out: IntArray,
+    offsets: IntArray,
+    x: npt.NDArray[np.float64],
+    sums: npt.NDArray[np.float64],
+) -> None:
+    """``_jit.distinct_prefix_rows`` over all rows, words drawn as it needs them: the rows into ``out`` at
+    ``offsets``, or (``sums`` as long as k) their sums of ``x`` into ``sums``."""
     from privframe_std.samplers import _jit
 
     size = stop - start
     threshold = lemire_threshold(size)
-    lengths = np.where(complement, size - k, k)
-    offsets = np.cumsum(lengths) - lengths
-    out = _rows_out(out, int(lengths.sum()))
     bitmap = _bitmap("present", size)
     progress = np.zeros(2, dtype=np.int64)
     k64 = k.astype(np.int64, copy=False)
     with _clean_on_error(bitmap):
         while progress[0] < k.size:
             words = random_words(rng, words_for_subsets(k64[progress[0] :], size))
-            _jit.distinct_prefix_rows(words, k64, complement, start, size, out, offsets, bitmap, threshold, progress)
-    return out
+            _jit.distinct_prefix_rows(
+                words, k64, complement, start, size, out, offsets, bitmap, threshold, progress, x, sums
+            )
 
 
 def _accepted_halves(
@@ -342,32 +352,11 @@ def iid_values(rng: np.random.Generator, counts: IntArray, start: int, stop: int
     of the sub-block counts of i.i.d. uniform values), then each sub-block's values are drawn i.i.d. uniform
     in it. A row holds its sub-blocks' values in sub-block order, each in the order drawn.
     """
-    from privframe_std.samplers import _jit
-
-    size = stop - start
-    counts64 = counts.astype(np.int64, copy=False)
-    sub = SUB_BLOCK
-    firsts = np.arange(0, size, sub, dtype=np.int64)
-    spans = np.minimum(firsts + sub, size) - firsts
-    one = spans.size == 1  # one range: its counts are the rows' counts, nothing to draw
-    split = counts64[:, np.newaxis] if one else rng.multinomial(counts64, spans / size).astype(np.int64)
-    pieces = split.reshape(-1)
-    parts = spans.size
-    rows = counts64.size
-    bases = np.tile(start + firsts, rows)
-    sizes = np.tile(spans, rows)
-    thresholds = np.tile(np.array([lemire_threshold(int(span)) for span in spans], dtype=np.int64), rows)
-    most_rejecting_span = max((int(span) for span in spans), key=lemire_threshold)  # the most rejections
-    offsets = np.cumsum(pieces) - pieces
-    out = np.empty(int(pieces.sum()), dtype=np.intp)
-    most = np.zeros(pieces.size, dtype=np.int64)
-    counter = _scratch("copies", min(size, sub), np.uint8)
-    progress = np.zeros(3, dtype=np.int64)
-    with _clean_on_error(counter):
-        while progress[0] < pieces.size:
-            words = random_words(rng, words_for_iid(pieces[progress[0] :], most_rejecting_span))
-            _jit.iid_rows(words, pieces, bases, sizes, thresholds, out, offsets, counter, most, progress)
-    return out, most.reshape(rows, parts).max(axis=1, initial=0)
+    pieces = _IidPieces.draw(rng, counts, start, stop)
+    offsets = np.cumsum(pieces.counts) - pieces.counts
+    out = np.empty(int(pieces.counts.sum()), dtype=np.intp)
+    most = pieces.run(rng, out, offsets, None, None)
+    return out, most
 
 
 def iid_value_sums(
@@ -376,36 +365,80 @@ def iid_value_sums(
     """Row r's sum of ``x`` over the ``counts[r]`` values :func:`iid_values` would draw from the same ``rng``
     (each sub-block's part from 0.0, in the order drawn, the parts added in sub-block order), and each row's
     largest multiplicity; ``rng`` ends as it would. No row is written."""
-    from privframe_std.samplers import _jit
-
-    size = stop - start
-    counts64 = counts.astype(np.int64, copy=False)
-    sub = SUB_BLOCK
-    firsts = np.arange(0, size, sub, dtype=np.int64)
-    spans = np.minimum(firsts + sub, size) - firsts
-    one = spans.size == 1
-    split = counts64[:, np.newaxis] if one else rng.multinomial(counts64, spans / size).astype(np.int64)
-    pieces = split.reshape(-1)
-    parts = spans.size
-    rows = counts64.size
-    bases = np.tile(start + firsts, rows)
-    sizes = np.tile(spans, rows)
-    thresholds = np.tile(np.array([lemire_threshold(int(span)) for span in spans], dtype=np.int64), rows)
-    most_rejecting_span = max((int(span) for span in spans), key=lemire_threshold)
-    sums = np.empty(pieces.size, dtype=np.float64)
-    most = np.zeros(pieces.size, dtype=np.int64)
-    row = np.empty(max(int(pieces.max(initial=0)), 1), dtype=np.int64)
-    counter = _scratch("copies", min(size, sub), np.uint8)
-    progress = np.zeros(3, dtype=np.int64)
-    with _clean_on_error(counter):
-        while progress[0] < pieces.size:
-            words = random_words(rng, words_for_iid(pieces[progress[0] :], most_rejecting_span))
-            _jit.iid_row_sums(words, pieces, bases, sizes, thresholds, x, sums, row, counter, most, progress)
-    per_row = sums.reshape(rows, parts)
+    pieces = _IidPieces.draw(rng, counts, start, stop)
+    buffer = np.empty(max(int(pieces.counts.max(initial=0)), 1), dtype=np.int64)
+    sums = np.empty(pieces.counts.size, dtype=np.float64)
+    most = pieces.run(rng, buffer, None, x, sums)
+    per_row = sums.reshape(pieces.rows, pieces.parts)
     total = per_row[:, 0].copy()
-    for part in range(1, parts):
+    for part in range(1, pieces.parts):
         total += per_row[:, part]
-    return total, most.reshape(rows, parts).max(axis=1, initial=0)
+    return total, most
+
+
+@attrs.frozen
+class _IidPieces:
+    """Rows of :func:`iid_values` cut at the sub-blocks: row r's part in sub-block p is piece
+    ``r * parts + p`` (its count, first value and size, and Lemire's threshold for that size)."""
+
+    counts: npt.NDArray[np.int64]
+    bases: npt.NDArray[np.int64]
+    sizes: npt.NDArray[np.int64]
+    thresholds: npt.NDArray[np.int64]
+    span: int  # the sub-block size with the most rejections, for the words' estimate
+    counter_size: int
+    rows: int
+    parts: int
+
+    @classmethod
+    def draw(cls, rng: np.random.Generator, counts: IntArray, start: int, stop: int) -> _IidPieces:
+        """The pieces of rows of ``counts`` over ``range(start, stop)``: the multinomial split drawn from ``rng``
+        where there are several sub-blocks."""
+        size = stop - start
+        counts64 = counts.astype(np.int64, copy=False)
+        firsts = np.arange(0, size, SUB_BLOCK, dtype=np.int64)
+        spans = np.minimum(firsts + SUB_BLOCK, size) - firsts
+        one = spans.size == 1  # one range: its counts are the rows' counts, nothing to draw
+        split = counts64[:, np.newaxis] if one else rng.multinomial(counts64, spans / size).astype(np.int64)
+        rows = counts64.size
+        thresholds = np.array([lemire_threshold(int(span)) for span in spans], dtype=np.int64)
+        return cls(
+            counts=split.reshape(-1),
+            bases=np.tile(start + firsts, rows),
+            sizes=np.tile(spans, rows),
+            thresholds=np.tile(thresholds, rows),
+            span=max((int(span) for span in spans), key=lemire_threshold),
+            counter_size=min(size, SUB_BLOCK),
+            rows=rows,
+            parts=spans.size,
+        )
+
+    def run(
+        self,
+        rng: np.random.Generator,
+        out: IntArray,
+        offsets: IntArray | None,
+        x: npt.NDArray[np.float64] | None,
+        sums: npt.NDArray[np.float64] | None,
+    ) -> IntArray:
+        """Every piece drawn, words drawn as the loop needs them: the rows into ``out`` at ``offsets``
+        (``_jit.iid_rows``), or with ``x`` and ``sums`` their sums of ``x`` (``_jit.iid_row_sums``, ``out`` a
+        one-row buffer); returns each row's largest multiplicity."""
+        from privframe_std.samplers import _jit
+
+        most = np.zeros(self.counts.size, dtype=np.int64)
+        counter = _scratch("copies", self.counter_size, np.uint8)
+        progress = np.zeros(3, dtype=np.int64)
+        with _clean_on_error(counter):
+            while progress[0] < self.counts.size:
+                words = random_words(rng, words_for_iid(self.counts[progress[0] :], self.span))
+                head = (words, self.counts, self.bases, self.sizes, self.thresholds)
+                if sums is None:
+                    _jit.iid_rows(*head, out, offsets, counter, most, progress)
+                else:
+                    _jit.iid_row_sums(*head, x, sums, out, counter, most, progress)
+        per_row: IntArray = most.reshape(self.rows, self.parts).max(axis=1, initial=0)
+        return per_row
 
 
 SMALL_RANGE = 4096
