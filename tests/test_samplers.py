@@ -21,10 +21,6 @@ import privframe.plugin as pp
 from privframe.resampling.blocks import BLOCK_ROWS, RunOptions, draw
 from privframe_std.samplers import _blocks, _kernels, kappa_star
 
-_ROWS = (np.empty(0), np.empty(0))
-"""The compiled loops' ``x`` and ``sums`` when they write the rows (no sums)."""
-
-
 # ---------------------------------------------------------------------------------------------------------
 # kappa*
 
@@ -307,7 +303,7 @@ def test_distinct_prefix_kernel_keeps_the_first_distinct_values(complement: bool
     for piece in pieces:
         if progress[0] < rows:
             _jit.distinct_prefix_rows(
-                piece, k, flags, 7, size, out, offsets, bitmap, _kernels.lemire_threshold(size), progress, *_ROWS
+                piece, k, flags, 7, size, out, offsets, bitmap, _kernels.lemire_threshold(size), progress
             )
     assert progress[0] == rows
     assert not bitmap.any()
@@ -344,7 +340,6 @@ def test_word_estimates_rarely_run_out(size: int, k: int) -> None:
                 np.zeros((size + 63) >> 6, np.uint64),
                 _kernels.lemire_threshold(size),
                 progress,
-                *_ROWS,
             )
         )
         assert progress[0] == rows

@@ -202,7 +202,7 @@ def distinct_subset_sums(
     if _takes_numpy_path(k, complement, start, stop):
         return None
     sums = np.empty(k.size, dtype=np.float64)
-    _run_distinct(rng, k, complement, start, stop, np.empty(0, dtype=np.intp), np.zeros(k.size, np.int64), x, sums)
+    _run_distinct(rng, k, complement, start, stop, None, None, x, sums)
     return sums
 
 
@@ -228,7 +228,7 @@ def _distinct_subsets_compiled(
     lengths = np.where(complement, size - k, k)
     offsets = np.cumsum(lengths) - lengths
     out = _rows_out(out, int(lengths.sum()))
-    _run_distinct(rng, k, complement, start, stop, out, offsets, np.empty(0), np.empty(0))
+    _run_distinct(rng, k, complement, start, stop, out, offsets, None, None)
     return out
 
 
@@ -238,13 +238,14 @@ def _run_distinct(
     complement: npt.NDArray[np.bool_],
     start: int,
     stop: int,
-    out: IntArray,
-    offsets: IntArray,
-    x: npt.NDArray[np.float64],
-    sums: npt.NDArray[np.float64],
+    out: IntArray | None,
+    offsets: IntArray | None,
+    x: npt.NDArray[np.float64] | None,
+    sums: npt.NDArray[np.float64] | None,
 ) -> None:
-    """``_jit.distinct_prefix_rows`` over all rows, words drawn as it needs them: the rows into ``out`` at
-    ``offsets``, or (``sums`` as long as k) their sums of ``x`` into ``sums``."""
+    """Every row drawn, words drawn as the loop needs them: into ``out`` at ``offsets``
+    (``_jit.distinct_prefix_rows``), or with ``x`` and ``sums`` their sums of ``x`` into ``sums``
+    (``_jit.distinct_prefix_sums``)."""
     from privframe_std.samplers import _jit
 
     size = stop - start
@@ -255,9 +256,12 @@ def _run_distinct(
     with _clean_on_error(bitmap):
         while progress[0] < k.size:
             words = random_words(rng, words_for_subsets(k64[progress[0] :], size))
-            _jit.distinct_prefix_rows(
-                words, k64, complement, start, size, out, offsets, bitmap, threshold, progress, x, sums
-            )
+            if sums is None:
+                _jit.distinct_prefix_rows(
+                    words, k64, complement, start, size, out, offsets, bitmap, threshold, progress
+                )
+            else:
+                _jit.distinct_prefix_sums(words, k64, complement, start, size, x, sums, bitmap, threshold, progress)
 
 
 def _accepted_halves(
