@@ -183,3 +183,46 @@ def test_logistic_slope_estimates_the_penalised_population_slope() -> None:
     stat = LogisticSlope()
     estimate = stat.evaluate_batch(stat.prepare(x, None), np.arange(20_000)[None])[0, 0]
     assert abs(estimate - truth) < 4 * 0.0224
+
+
+@pytest.mark.parametrize("c", [0.01, 0.001])
+def test_logistic_coefficients_stay_in_the_declared_range(c: float) -> None:
+    """Every coefficient the solver returns is within ``value_range`` (``c ||b||^2 <= ln 2``), on random,
+    aligned and separable data with short and long rows; the largest seen reaches a good share of the bound,
+    so a bound a few times too tight would fail."""
+    statistic = LogisticSlope(penalty=c)
+    low, high = statistic.value_range(pf.L2Ball(1.0))
+    assert low == -high
+    rng = np.random.default_rng(int(1 / c))
+    largest = 0.0
+    for norm in (0.05, 0.3, 1.0, 30.0):
+        for kind in ("random", "aligned", "separable"):
+            k = 200
+            z = rng.normal(size=(20, k, 2))
+            y = rng.choice([-1.0, 1.0], size=(20, k))
+            if kind == "aligned":
+                z = y[..., np.newaxis] * np.array([1.0, 0.0]) + 0.1 * z
+            elif kind == "separable":
+                z[..., 0] = y * (np.abs(z[..., 0]) + 0.5)
+            z *= norm / np.linalg.norm(z, axis=2, keepdims=True)
+            b = fit_penalised_logistic(z, y, c)
+            assert np.all(np.abs(b) <= high)
+            largest = max(largest, float(np.abs(b).max()) / high)
+    assert largest > 0.3, largest
+    scaled = LogisticSlope(feature_bounds=((0.0, 20.0), (-1.0, 1.0)), penalty=c)
+    assert scaled.value_range(None)[1] == pytest.approx(
+        high / math.sqrt(3)
+    )  # the last feature: (1 - -1) / 2 * sqrt(d + 1)
+
+
+def test_a_logistic_interval_at_absurd_bounds_is_the_whole_range() -> None:
+    """At R = 1e300 the noise makes the released interval infinite; intersected with the declared range it is
+    that range, flagged, never (-inf, inf) without a word."""
+    rng = np.random.default_rng(21)
+    x = rng.normal(size=(2000, 2))
+    data = np.column_stack([x, rng.uniform(size=2000) < 0.5])
+    res = pf.confidence_interval(data, "logistic-slope", method="cr-gs", budget=pf.GDP(1.0), bounds=1e300, rng=1)
+    reach = LogisticSlope().value_range(1e300)[1]
+    assert (res.low, res.high) == (-reach, reach)
+    assert res.diagnostics["whole_range"] is True
+    assert "whole range" in res.flags

@@ -351,6 +351,20 @@ class LogisticSlope:
         coefficient: pp.Array = chosen[:, np.newaxis]
         return coefficient
 
+    def value_range(self, bounds: Any) -> tuple[float, float]:
+        """``(-r, r)``: the released coefficient's range whatever the data (``pp.RangedStatistic``).
+
+        The solver starts at b = 0, where the objective is ln 2, and accepts no step that raises it by more
+        than a rounding (``_ROUNDING`` of it, at most 100 times), and the loss term is never negative, so
+        ``c ||b||^2 <= ln 2 (1 + _ROUNDING)^100``: every coefficient is within ``sqrt(ln 2 / c)`` (with a
+        margin of 1e-6) of 0, times the public scale of the release. The population slope, the minimiser of
+        the expected objective, is within the same bound, so intersecting an interval with it
+        (post-processing) never removes the estimand; an interval wider than it (at absurd bounds the noise
+        can make it infinite) is then the whole range, flagged.
+        """
+        reach = math.sqrt(math.log(2.0) / self.c) * (1.0 + 1e-6) * self._scale()
+        return (-reach, reach)
+
     def sensitivity(self, k: int, bounds: Any) -> float:
         """``R / (k c) + (tol + 2^-40) / c``: the minimiser's replace-one L2 sensitivity plus the solver
         tolerance, and a margin for the rounding of the computed gradient norm the tolerance is checked on
