@@ -53,8 +53,10 @@ def test_row_sums_follow_the_data_blocks() -> None:
     n, m, rows = _blocks.DATA_BLOCK + 5000, 3000, 4
     x = _grid_values(n, 3)
     index = _blocks.distinct_rows(np.random.default_rng(4), rows, n, m)
-    sums = _blocks.distinct_row_sums(np.random.default_rng(4), rows, n, m, x)
-    assert sums is not None
+    summed = _blocks.row_sums(np.random.default_rng(4), rows, n, m, False, x)
+    assert summed is not None
+    sums, most = summed
+    assert most is None
     assert len(sums) == 2
     first = np.where(index < _blocks.DATA_BLOCK, x[index], 0.0).sum(axis=1)
     np.testing.assert_array_equal(sums[0], first)
@@ -101,7 +103,9 @@ def test_iid_row_sums_follow_the_data_blocks() -> None:
     n, m, rows = _blocks.DATA_BLOCK + 5000, 3000, 4
     x = _grid_values(n, 13)
     index, most = _blocks.iid_rows_and_multiplicity(np.random.default_rng(14), rows, n, m)
-    sums, most_too = _blocks.iid_row_sums_and_multiplicity(np.random.default_rng(14), rows, n, m, x)
+    summed = _blocks.row_sums(np.random.default_rng(14), rows, n, m, True, x)
+    assert summed is not None
+    sums, most_too = summed
     first = np.where(index < _blocks.DATA_BLOCK, x[index], 0.0).sum(axis=1)
     np.testing.assert_array_equal(sums[0], first)
     np.testing.assert_array_equal(sums[1], x[index].sum(axis=1) - first)

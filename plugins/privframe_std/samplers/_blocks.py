@@ -38,13 +38,12 @@ __all__ = [
     "allocate",
     "cut_at_data_blocks",
     "data_blocks",
-    "distinct_row_sums",
     "distinct_rows",
     "draw_data_block",
     "draw_data_block_and_multiplicity",
     "iid_rows",
-    "iid_row_sums_and_multiplicity",
     "iid_rows_and_multiplicity",
+    "row_sums",
     "uniform_rows",
 ]
 
@@ -176,40 +175,6 @@ def distinct_rows(rng: np.random.Generator, rows: int, n: int, m: int) -> pp.Ind
     return _rows(rng, rows, n, m, replace=False)[0]
 
 
-def distinct_row_sums(
-    rng: np.random.Generator, rows: int, n: int, m: int, x: npt.NDArray[np.float64]
-) -> list[pp.Array] | None:
-    """The sums of ``x`` over the rows :func:`distinct_rows` would draw from ``rng``, one ``(rows,)`` array per
-    data block in block order (each row's values in the block, in increasing order from 0.0), with no row
-    written: the same allocation and the same streams, the bitmap of each row summed where it stands.
-
-    None where a data block's rows would be drawn by numpy (a small call while numba is not loaded): the
-    caller draws the rows instead, from a fresh generator.
-    """
-    blocks = data_blocks(n)
-    if len(blocks) == 1:
-        return _subset_sums(rng, np.full(rows, m, dtype=np.int64), 0, n, x)
-    seed = seed_sequence_of(rng)
-    allocation = allocate(rng, rows, n, m, False)
-    sums: list[pp.Array] = []
-    for j, (start, stop) in enumerate(blocks):
-        part = _subset_sums(block_stream(seed, j), allocation[:, j], start, stop, x)
-        if part is None:
-            return None
-        sums.extend(part)
-    return sums
-
-
-def _subset_sums(
-    rng: np.random.Generator, counts: IntArray, start: int, stop: int, x: npt.NDArray[np.float64]
-) -> list[pp.Array] | None:
-    """:func:`_subsets`' rows of ``range(start, stop)``, as their sums of ``x`` (in a one-item list)."""
-    size = stop - start
-    complement = 2 * counts > size
-    sums = distinct_subset_sums(rng, np.where(complement, size - counts, counts), complement, start, stop, x)
-    return None if sums is None else [sums]
-
-
 def iid_rows(rng: np.random.Generator, rows: int, n: int, m: int, round_: int = 0) -> pp.IndexMatrix:
     """``(rows, m)`` rows of m i.i.d. uniform indices of ``range(n)``: each row's indices data block by data
     block, in block order, and in the order drawn within a block.
@@ -230,23 +195,35 @@ def iid_rows_and_multiplicity(
     return index, most
 
 
-def iid_row_sums_and_multiplicity(
-    rng: np.random.Generator, rows: int, n: int, m: int, x: npt.NDArray[np.float64]
-) -> tuple[list[pp.Array], IntArray]:
-    """The sums of ``x`` over the rows :func:`iid_rows_and_multiplicity` would draw from ``rng`` (its first
-    round), one ``(rows,)`` array per data block in block order, and each row's largest multiplicity: the
-    same allocation, streams and words, with no row written."""
+def row_sums(
+    rng: np.random.Generator, rows: int, n: int, m: int, replace: bool, x: npt.NDArray[np.float64]
+) -> tuple[list[pp.Array], IntArray | None] | None:
+    """The sums of ``x`` over the first-round rows :func:`distinct_rows` (``replace=False``) or
+    :func:`iid_rows_and_multiplicity` would draw from ``rng``, one ``(rows,)`` array per data block in block
+    order, and with replacement each row's largest multiplicity: :func:`_rows` with each row summed where it
+    is drawn (the same allocation, streams and words) instead of written.
+
+    None where a data block's rows without replacement would be drawn by numpy (a small call while numba is
+    not loaded): the caller draws the rows instead, from a fresh generator.
+    """
     blocks = data_blocks(n)
-    if len(blocks) == 1:
-        total, most = iid_value_sums(rng, np.full(rows, m, dtype=np.int64), 0, n, x)
-        return [total], most
-    seed = seed_sequence_of(rng)
-    allocation = allocate(rng, rows, n, m, True)
+    seed = seed_sequence_of(rng) if len(blocks) > 1 else None
+    allocation = allocate(rng, rows, n, m, replace)  # one data block: no draw
     sums: list[pp.Array] = []
-    most_all = np.zeros(rows, dtype=np.int64)
+    most_all = np.zeros(rows, dtype=np.int64) if replace else None
     for j, (start, stop) in enumerate(blocks):
-        total, most = iid_value_sums(block_stream(seed, j), allocation[:, j], start, stop, x)
-        np.maximum(most_all, most, out=most_all)
+        stream = rng if seed is None else block_stream(seed, j)
+        counts = allocation[:, j]
+        if most_all is not None:
+            total, most = iid_value_sums(stream, counts, start, stop, x)
+            np.maximum(most_all, most, out=most_all)
+        else:
+            complement = 2 * counts > stop - start
+            chosen = np.where(complement, stop - start - counts, counts)
+            subset = distinct_subset_sums(stream, chosen, complement, start, stop, x)
+            if subset is None:
+                return None
+            total = subset
         sums.append(total)
     return sums, most_all
 

@@ -97,6 +97,39 @@ def mark_value(half_word: Any, scale: Any, limit: Any, bitmap: Any) -> Any:
     return np.int64((old & bit) == 0)
 
 
+@numba.njit(inline="always")
+def _take_distinct(
+    words: Any, used: int, found: int, need: int, scale: Any, limit: Any, bitmap: Any
+) -> tuple[int, int]:
+    """Mark values from ``words[used:]`` until ``need`` distinct ones are found or the words run out:
+    ``(used, found)`` after (the loop of :func:`distinct_prefix_rows` and :func:`distinct_prefix_sums`)."""
+    available = words.shape[0]
+    while found < need and used < available:
+        word = words[used]
+        used += 1
+        for half in range(2):
+            if found == need:
+                break
+            found += mark_value(word & LOW32 if half == 0 else word >> HALF, scale, limit, bitmap)
+    return used, found
+
+
+@numba.njit(inline="always")
+def _clear_counted(counter: Any, values: Any, at: int, need: int, base: Any, top: Any) -> Any:
+    """Zero the counters of ``values[at:at + need]`` (each ``base`` plus a value) and return the row's largest
+    multiplicity: ``top``, or an exact recount by sorting where an 8-bit counter may have wrapped."""
+    for j in range(at, at + need):
+        counter[values[j] - base] = 0
+    if top >= 255:
+        ordered = np.sort(values[at : at + need])
+        top = 1
+        run = 1
+        for j in range(1, need):
+            run = run + 1 if ordered[j] == ordered[j - 1] else 1
+            top = max(top, run)
+    return top
+
+
 @compiled
 def sum_bits(bitmap: Any, size: int, x: Any, start: int, complement: bool) -> float:
     """The sum of ``x[start + v]`` over the set values v of ``bitmap`` (or, with ``complement``, the clear ones)
@@ -132,27 +165,21 @@ def distinct_prefix_sums(
     progress: Any,
 ) -> int:
     """:func:`distinct_prefix_rows` with ``sums[r]`` = the sum of ``x`` over row r's values in place of the
-    row: the same words used the same way, so the same rows; returns the number of words used. (A separate
-    loop: one loop with a branch per row for the two cases measured 2-6% slower on the sums.)"""
+    row: the same words used the same way (:func:`_take_distinct`), so the same rows; returns the number of
+    words used. (A kernel of its own: one kernel with a branch per row for the two cases measured 2-6%
+    slower on the sums.)"""
     scale = np.uint64(size)
     limit = np.uint64(threshold)
     used = 0
-    available = words.shape[0]
     row = progress[0]
     found = progress[1]
     while row < k.shape[0]:
         need = k[row]
-        while found < need:
-            if used == available:
-                progress[0] = row
-                progress[1] = found
-                return used
-            word = words[used]
-            used += 1
-            for half in range(2):
-                if found == need:
-                    break
-                found += mark_value(word & LOW32 if half == 0 else word >> HALF, scale, limit, bitmap)
+        used, found = _take_distinct(words, used, found, need, scale, limit, bitmap)
+        if found < need:  # the words ran out mid-row
+            progress[0] = row
+            progress[1] = found
+            return used
         sums[row] = sum_bits(bitmap, size, x, start, complement[row])
         row += 1
         found = 0
@@ -187,22 +214,15 @@ def distinct_prefix_rows(
     scale = np.uint64(size)
     limit = np.uint64(threshold)
     used = 0
-    available = words.shape[0]
     row = progress[0]
     found = progress[1]
     while row < k.shape[0]:
         need = k[row]
-        while found < need:
-            if used == available:
-                progress[0] = row
-                progress[1] = found
-                return used
-            word = words[used]
-            used += 1
-            for half in range(2):
-                if found == need:
-                    break
-                found += mark_value(word & LOW32 if half == 0 else word >> HALF, scale, limit, bitmap)
+        used, found = _take_distinct(words, used, found, need, scale, limit, bitmap)
+        if found < need:  # the words ran out mid-row
+            progress[0] = row
+            progress[1] = found
+            return used
         length = size - need if complement[row] else need
         emit_bits(bitmap, size, out, offsets[row], offsets[row] + length, start, complement[row])
         row += 1
@@ -265,16 +285,7 @@ def iid_rows(
                     top = max(top, copies)
                     out[at + taken] = base + value
                     taken += 1
-        for j in range(at, at + need):
-            counter[out[j] - base] = 0
-        if top >= 255:
-            ordered = np.sort(out[at : at + need])
-            top = 1
-            run = 1
-            for j in range(1, need):
-                run = run + 1 if ordered[j] == ordered[j - 1] else 1
-                top = max(top, run)
-        most[row] = top
+        most[row] = _clear_counted(counter, out, at, need, base, top)
         row += 1
         taken = 0
         top = 0
@@ -299,9 +310,10 @@ def iid_row_sums(
     progress: Any,
 ) -> int:
     """:func:`iid_rows` with ``sums[r]`` = the sum of ``x`` over row r's values (plus ``bases[r]``) in place of
-    the row: the same words used the same way, so the same values and the same ``most``. (A separate loop:
-    :func:`iid_rows` with a branch for the sums measured 1.5-1.7x slower on them.) ``row`` (at least
-    ``max(counts)`` long) holds the row being drawn, for its counters and an exact recount; ``progress`` as
+    the row: the same words used the same way, so the same values and the same ``most``. (A kernel of its
+    own: :func:`iid_rows` with a branch for the sums measured 1.5-1.7x slower on them.) ``row`` (at least
+    ``max(counts)`` long) holds the row being drawn (``bases[r]`` plus each value), for its counters and an
+    exact recount (:func:`_clear_counted`); ``progress`` as
     in :func:`iid_rows`, and ``sums[r]`` keeps the running sum of the row where the words ran out. Returns the
     number of words used."""
     used = 0
@@ -333,19 +345,10 @@ def iid_row_sums(
                     copies = np.int64(counter[value]) + 1
                     counter[value] = copies
                     top = max(top, copies)
-                    row[taken] = value
+                    row[taken] = base + value
                     total += x[base + value]
                     taken += 1
-        for j in range(need):
-            counter[row[j]] = 0
-        if top >= 255:
-            ordered = np.sort(row[:need])
-            top = 1
-            run = 1
-            for j in range(1, need):
-                run = run + 1 if ordered[j] == ordered[j - 1] else 1
-                top = max(top, run)
-        most[r] = top
+        most[r] = _clear_counted(counter, row, 0, need, base, top)
         sums[r] = total
         r += 1
         taken = 0

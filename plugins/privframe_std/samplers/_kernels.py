@@ -446,7 +446,6 @@ class _IidPieces:
 
 
 SMALL_RANGE = 4096
-SMALL_RANGE = 4096
 """Ranges up to this size take their values from 16-bit quarters of the words (rejected with probability
 below ``size / 2^16``, 6% at most); larger ranges from 32-bit halves."""
 

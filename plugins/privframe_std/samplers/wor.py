@@ -9,7 +9,7 @@ import numpy as np
 
 import privframe.plugin as pp
 from privframe.resampling.sizes import SizeRule, resolve_size
-from privframe_std.samplers._blocks import distinct_row_sums, distinct_rows
+from privframe_std.samplers._blocks import distinct_rows, row_sums
 
 __all__ = ["WithoutReplacement"]
 
@@ -43,4 +43,5 @@ class WithoutReplacement:
     ) -> list[pp.Array] | None:
         """The sums of ``x`` over the rows :meth:`draw_block` would draw, per data block, without the rows
         (``pp.SummingSampler``); None for a small block while numba is not loaded."""
-        return distinct_row_sums(rng, rows, design.n, design.m, x)
+        summed = row_sums(rng, rows, design.n, design.m, False, x)
+        return None if summed is None else summed[0]

@@ -12,7 +12,7 @@ import privframe.plugin as pp
 from privframe._typing import LazyModule
 from privframe.errors import ConfigError, SamplerRejected
 from privframe.resampling.sizes import SizeRule, resolve_size
-from privframe_std.samplers._blocks import iid_row_sums_and_multiplicity, iid_rows_and_multiplicity
+from privframe_std.samplers._blocks import iid_rows_and_multiplicity, row_sums
 
 special = LazyModule("scipy.special")  # imported on first use (0.2 s the plugins' loading need not pay)
 
@@ -98,5 +98,8 @@ class MultiplicityConstrained:
         """The sums of ``x`` over the rows :meth:`draw_block` would draw, per data block, without the rows
         (``pp.SummingSampler``); None when a row breaks the cap (the rows are then drawn, and rejected or
         redrawn as :meth:`draw_block` does)."""
-        sums, most = iid_row_sums_and_multiplicity(rng, rows, design.n, design.m, x)
+        summed = row_sums(rng, rows, design.n, design.m, True, x)
+        assert summed is not None  # with replacement the rows are always summed ...
+        sums, most = summed
+        assert most is not None  # ... and their multiplicities counted
         return None if bool((most > design.kappa).any()) else sums
