@@ -50,6 +50,17 @@ def test_rare_atom_script_prints_a_row_per_probability(capsys: pytest.CaptureFix
     _load("private_variance_rare_atom").main(["--n", "200", "--p", "0.05,0.1", "--trials", "3", "--sd", "0.1"])
     rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| 0.")]
     assert [row.split(" | ")[0] for row in rows] == ["| 0.05", "| 0.1"]
+    assert all(len(row.strip("|").split("|")) == 10 for row in rows)  # with the non-private t interval's columns
+
+
+def test_rare_atom_script_t_interval_is_the_textbook_one(capsys: pytest.CaptureFixture[str]) -> None:
+    """At p = 0.5 and n = 400 the law is symmetric and the t interval covers near its nominal 0.9 (within 3 SE,
+    0.064 at 200 trials), with the width 2 t s / sqrt(n) = 2 * 1.6487 * 0.1 / 20 within rounding."""
+    _load("private_variance_rare_atom").main(["--n", "400", "--p", "0.5", "--trials", "200", "--sd", "0.1"])
+    row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("| 0.5"))
+    cells = [cell.strip() for cell in row.strip("|").split("|")]
+    assert abs(float(cells[7]) - 0.9) < 0.064
+    assert abs(float(cells[8]) - 2 * 1.6487 * 0.1 / 20) < 0.0005
 
 
 def test_rare_atom_script_refuses_an_atom_outside_the_bounds() -> None:

@@ -10,11 +10,12 @@ pipeline is built, before any data are read. ``docs/plugins.md`` walks through e
 The names, by what they are for:
 
 - values parts exchange: ``Array``, ``IndexMatrix``, ``Bounds``, ``L2Ball``, ``Design``, ``Budget``, ``GDP``,
-  ``ApproxDP``, ``PureDP``, ``PrivacyEvent``, ``Subsample``, ``LatticePlan``, ``FloatNoise``,
+  ``ApproxDP``, ``PureDP``, ``PrivacyEvent``, ``RankedData``, ``Subsample``, ``LatticePlan``, ``FloatNoise``,
   ``SmoothRelease``, ``SmoothReleaseBatch``, ``Resamples``, ``IntervalResult``, ``RegionResult`` (either: ``Result``);
 - the protocols: ``Statistic`` (and its capabilities ``RatedStatistic``, ``DirectStatistic``,
-  ``PreparingStatistic``, ``ShapedStatistic``, ``SmoothStatistic``, ``WeightedStatistic``, ``DecomposableStatistic``,
-  ``PlainSumStatistic``, ``RangedStatistic``, ``PopulationStatistic``), ``Sampler`` (and ``SummingSampler``),
+  ``PreparingStatistic``, ``ShapedStatistic``, ``SmoothStatistic``, ``SortedSmoothStatistic``, ``WeightedStatistic``,
+  ``DecomposableStatistic``, ``PlainSumStatistic``, ``RangedStatistic``, ``PopulationStatistic``), ``Sampler`` (and
+  ``SummingSampler``, ``SortingSampler``),
   ``Mechanism``, ``SmoothMechanism``,
   ``BatchSmoothMechanism``, ``SelectionMechanism``, ``WeightedSelectionMechanism``, ``DescribedNoise``,
   ``Accountant``, ``Method``, ``ChecksDesign`` (with the ``PublicCall`` it checks);
@@ -68,6 +69,8 @@ from privframe.plugin.protocols import (
     ShapedStatistic,
     SmoothMechanism,
     SmoothStatistic,
+    SortedSmoothStatistic,
+    SortingSampler,
     Statistic,
     SummingSampler,
     WeightedSelectionMechanism,
@@ -90,6 +93,7 @@ from privframe.privacy.releases import SmoothRelease, SmoothReleaseBatch
 from privframe.resampling import sizes
 from privframe.resampling.blocks import Resamples
 from privframe.resampling.design import Design
+from privframe.resampling.ranked import RankedData
 from privframe.results import IntervalResult, RegionResult, Result
 
 __all__ = [
@@ -136,6 +140,7 @@ __all__ = [
     "PrivframeError",
     "PublicCall",
     "PureDP",
+    "RankedData",
     "RangedStatistic",
     "RatedStatistic",
     "RegionResult",
@@ -151,6 +156,8 @@ __all__ = [
     "SmoothRelease",
     "SmoothReleaseBatch",
     "SmoothStatistic",
+    "SortedSmoothStatistic",
+    "SortingSampler",
     "Statistic",
     "StatisticNeed",
     "StatisticRegistry",

@@ -34,6 +34,7 @@ from privframe.plugin.protocols import (
     Sampler,
     SmoothMechanism,
     SmoothStatistic,
+    SortedSmoothStatistic,
     Statistic,
 )
 from privframe.plugin.spending import PrivacySpender
@@ -42,6 +43,7 @@ from privframe.privacy.events import PrivacyEvent
 from privframe.privacy.ledger import Ledger
 from privframe.privacy.releases import SmoothRelease
 from privframe.resampling.blocks import Resamples, RunOptions, draw
+from privframe.resampling.ranked import RankedData, rankable
 from privframe.results import IntervalResult, RegionResult
 
 __all__ = ["RunContext", "SmoothEvaluation"]
@@ -79,6 +81,16 @@ def _sums_in_place(statistic: Statistic, x: Array, resamples: Resamples) -> bool
         and x.dtype == np.float64
         and bool(x.flags.c_contiguous)
     )
+
+
+def _sorted_rows_of(statistic: Statistic, x: Array, resamples: Resamples) -> RankedData | None:
+    """The data ranked for sorted rows (sorted lazily, on the sampler's first use), or None where sorted rows
+    cannot stand in for the index rows: a sampler that cannot sort, a statistic that cannot take sorted rows,
+    or data that are not one-dimensional doubles without a negative zero (their shape and sign bits, never
+    their values, decide)."""
+    if resamples.sort_block is None or not isinstance(statistic, SortedSmoothStatistic) or not rankable(x):
+        return None
+    return RankedData(np.ascontiguousarray(x))
 
 
 def _smooth(statistic: Statistic) -> SmoothStatistic:
@@ -293,11 +305,22 @@ class RunContext(Generic[M]):
                 values, log_smooth = smooth.evaluate_log_smooth_batch(x, index, beta, bounds)
             return _checked(statistic, values, index.shape[0], dimension), np.asarray(log_smooth, dtype=np.float64)
 
-        parts = [
-            part
-            for block in resamples.map_blocks(lambda b: [rows(i) for i in row_slices(resamples, x, b)])
-            for part in block
-        ]
+        ranked = _sorted_rows_of(statistic, x, resamples)
+
+        def block_parts(i: int) -> list[tuple[Array, Array]]:
+            # The sampler hands out each row's values ascending (no index row, gather or sort): the same
+            # doubles as the statistic's own sort of the gathered rows. A sampler that declines takes the rows.
+            sorted_rows = None if ranked is None else resamples.block_sorted(i, ranked)
+            if sorted_rows is not None:
+                sorting = statistic
+                assert isinstance(sorting, SortedSmoothStatistic)  # checked by _sorted_rows_of: narrows the type
+                with guarded("statistic", statistic.name, "evaluate_log_smooth_sorted"):
+                    values, log_smooth = sorting.evaluate_log_smooth_sorted(sorted_rows, beta, bounds)
+                checked = _checked(statistic, values, sorted_rows.shape[0], dimension)
+                return [(checked, np.asarray(log_smooth, dtype=np.float64))]
+            return [rows(index) for index in row_slices(resamples, x, resamples.block(i))]
+
+        parts = [part for block in resamples.map_block_numbers(block_parts) for part in block]
         values = np.concatenate([p[0] for p in parts], axis=0)
         log_smooth = np.concatenate([p[1] for p in parts], axis=0)
         if log_smooth.shape != (resamples.B,):

@@ -23,6 +23,7 @@ from privframe.privacy.budgets import GDP, ApproxDP, Budget, PureDP
 from privframe.privacy.events import PrivacyEvent
 from privframe.privacy.releases import SmoothRelease, SmoothReleaseBatch
 from privframe.resampling.design import Design
+from privframe.resampling.ranked import RankedData
 
 __all__ = [
     "MECHANISM_PROTOCOLS",
@@ -33,6 +34,7 @@ __all__ = [
     "DescribedNoise",
     "DirectStatistic",
     "Mechanism",
+    "PlainSumStatistic",
     "PopulationStatistic",
     "PreparingStatistic",
     "RangedStatistic",
@@ -41,7 +43,10 @@ __all__ = [
     "SelectionMechanism",
     "SmoothMechanism",
     "SmoothStatistic",
+    "SortedSmoothStatistic",
+    "SortingSampler",
     "Statistic",
+    "SummingSampler",
     "WeightedSelectionMechanism",
     "WeightedStatistic",
 ]
@@ -130,6 +135,20 @@ class SmoothStatistic(Protocol):
 
     def evaluate_log_smooth_batch(self, x: Array, index: IndexMatrix, beta: float, bounds: Any) -> tuple[Array, Array]:
         """Values ``(B, d)`` and ``ln SS_beta`` ``(B,)`` of B resamples, vectorised over B."""
+
+
+@runtime_checkable
+class SortedSmoothStatistic(Protocol):
+    """A smooth statistic of one-dimensional data that can take its resamples as sorted values (the order
+    statistics): with a :class:`SortingSampler` no index row is written, gathered or sorted.
+
+    ``evaluate_log_smooth_sorted(rows, beta, bounds)`` receives ``(B, k)`` rows, each the prepared values
+    of one resample in ascending order, and returns what :meth:`SmoothStatistic.evaluate_log_smooth_batch`
+    returns for those resamples, bit for bit.
+    """
+
+    def evaluate_log_smooth_sorted(self, rows: Array, beta: float, bounds: Any) -> tuple[Array, Array]:
+        """Values ``(B, d)`` and ``ln SS_beta`` ``(B,)`` of B resamples given as ascending rows."""
 
 
 @runtime_checkable
@@ -246,6 +265,24 @@ class SummingSampler(Protocol):
 
     def draw_block_sums(self, design: Design, rng: np.random.Generator, rows: int, x: Array) -> list[Array] | None:
         """Per data block, ``(rows,)`` sums of ``x`` over the rows ``draw_block`` would draw, or None."""
+
+
+@runtime_checkable
+class SortingSampler(Protocol):
+    """A sampler that can hand out the values of the rows it draws in ascending order, without writing the
+    rows (``wor``).
+
+    ``draw_block_sorted(design, rng, rows, ranked)`` returns ``(rows, m)``: for each row that
+    ``draw_block(design, rng, rows)`` would draw from the same ``rng``, the values of its records (``x[i]``,
+    from :class:`~privframe.resampling.ranked.RankedData`, the data sorted once with each record's rank)
+    ascending. None says "draw the rows instead" (the engine then calls ``draw_block`` with a fresh
+    generator of the same seed). Used with a :class:`SortedSmoothStatistic`.
+    """
+
+    def draw_block_sorted(
+        self, design: Design, rng: np.random.Generator, rows: int, ranked: RankedData
+    ) -> Array | None:
+        """``(rows, m)`` ascending values of the rows ``draw_block`` would draw, or None."""
 
 
 @runtime_checkable

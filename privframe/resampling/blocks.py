@@ -24,6 +24,7 @@ from privframe._progress import Progress
 from privframe._typing import Array, IndexMatrix
 from privframe.errors import ConfigError, PluginError
 from privframe.resampling.design import Design
+from privframe.resampling.ranked import RankedData
 from privframe.resampling.seeds import BlockSeeds, seed_sequence_of
 
 if TYPE_CHECKING:
@@ -111,6 +112,10 @@ class Resamples:
         ``sum_block(generator, rows, x)``: per data block, the ``(rows,)`` sums of ``x`` over the rows
         ``draw_block`` would draw from that generator, or None (draw them); None when the sampler cannot
         (see ``pp.SummingSampler``).
+    sort_block : callable or None
+        ``sort_block(generator, rows, ranked)``: the ``(rows, m)`` values of the rows ``draw_block`` would
+        draw from that generator, each row ascending, or None (draw them); None when the sampler cannot
+        (see ``pp.SortingSampler``).
     """
 
     design: Design
@@ -118,6 +123,9 @@ class Resamples:
     draw_block: Callable[[np.random.Generator, int], IndexMatrix] = attrs.field(repr=False)
     options: RunOptions = RunOptions()
     sum_block: Callable[[np.random.Generator, int, Array], list[Array] | None] | None = attrs.field(
+        default=None, repr=False
+    )
+    sort_block: Callable[[np.random.Generator, int, RankedData], Array | None] | None = attrs.field(
         default=None, repr=False
     )
 
@@ -265,6 +273,13 @@ class Resamples:
             return None
         return self.sum_block(np.random.default_rng(self.block_seeds[i]), self.rows_in_block(i), x)
 
+    def block_sorted(self, i: int, ranked: RankedData) -> Array | None:
+        """The ``(rows, m)`` values of the i-th block's rows, each ascending, drawn from its seed as :meth:`block`
+        draws them but never written as indices; None where the sampler cannot (:meth:`block` then)."""
+        if self.sort_block is None:
+            return None
+        return self.sort_block(np.random.default_rng(self.block_seeds[i]), self.rows_in_block(i), ranked)
+
     def matrix(self) -> IndexMatrix:
         """All B rows at once (small problems and tests only; ignores the memory budget)."""
         return np.concatenate([self.block(i) for i in range(len(self.block_seeds))], axis=0)
@@ -314,7 +329,7 @@ def draw(sampler: Sampler, n: int, rng: np.random.Generator, options: RunOptions
     def draw_block(block_rng: np.random.Generator, count: int) -> IndexMatrix:
         return sampler.draw_block(design, block_rng, count)
 
-    from privframe.plugin.protocols import SummingSampler  # the protocols import the engine's Design
+    from privframe.plugin.protocols import SortingSampler, SummingSampler  # the protocols import the engine's Design
 
     sum_block = None
     if isinstance(sampler, SummingSampler):
@@ -323,4 +338,12 @@ def draw(sampler: Sampler, n: int, rng: np.random.Generator, options: RunOptions
         def sum_block(block_rng: np.random.Generator, count: int, x: Array) -> list[Array] | None:
             return summing.draw_block_sums(design, block_rng, count, x)
 
-    return Resamples(design, BlockSeeds(parent, math.ceil(design.B / rows)), draw_block, options, sum_block)
+    sort_block = None
+    if isinstance(sampler, SortingSampler):
+        sorting = sampler
+
+        def sort_block(block_rng: np.random.Generator, count: int, ranked: RankedData) -> Array | None:
+            return sorting.draw_block_sorted(design, block_rng, count, ranked)
+
+    seeds = BlockSeeds(parent, math.ceil(design.B / rows))
+    return Resamples(design, seeds, draw_block, options, sum_block, sort_block)

@@ -31,7 +31,13 @@ import numpy.typing as npt
 import privframe.plugin as pp
 from privframe.errors import ConfigError
 from privframe.resampling.seeds import seed_sequence_of
-from privframe_std.samplers._kernels import distinct_subset_sums, distinct_subsets, iid_value_sums, iid_values
+from privframe_std.samplers._kernels import (
+    distinct_subset_sorted_values,
+    distinct_subset_sums,
+    distinct_subsets,
+    iid_value_sums,
+    iid_values,
+)
 
 __all__ = [
     "DATA_BLOCK",
@@ -39,6 +45,7 @@ __all__ = [
     "cut_at_data_blocks",
     "data_blocks",
     "distinct_rows",
+    "distinct_sorted_rows",
     "draw_data_block",
     "draw_data_block_and_multiplicity",
     "iid_rows",
@@ -173,6 +180,25 @@ def distinct_rows(rng: np.random.Generator, rows: int, n: int, m: int) -> pp.Ind
     - Rows come out sorted from a scan of a bitmap of the block (no comparison sort).
     """
     return _rows(rng, rows, n, m, replace=False)[0]
+
+
+def distinct_sorted_rows(rng: np.random.Generator, rows: int, m: int, ranked: pp.RankedData) -> pp.Array | None:
+    """``(rows, m)``: the values of the rows :func:`distinct_rows` would draw from ``rng`` over the
+    ``ranked.n`` records, each row ascending, with no index row written: the same stream and words, each
+    value's rank marked where it is drawn (``_jit.distinct_prefix_sorted``).
+
+    None where the data span more than one data block (a row's values come from several streams; the caller
+    draws the rows instead), or where the rows would be drawn by numpy (a small call while numba is not
+    loaded).
+    """
+    n = ranked.n
+    if len(data_blocks(n)) != 1:
+        return None
+    counts = np.full(rows, m, dtype=np.int64)
+    complement = 2 * counts > n
+    return distinct_subset_sorted_values(
+        rng, np.where(complement, n - counts, counts), complement, ranked.rank_of, ranked.values
+    )
 
 
 def iid_rows(rng: np.random.Generator, rows: int, n: int, m: int, round_: int = 0) -> pp.IndexMatrix:

@@ -188,6 +188,93 @@ def distinct_prefix_sums(
     return used
 
 
+@numba.njit(inline="always")
+def _take_distinct_ranks(
+    words: Any, used: int, found: int, need: int, scale: Any, limit: Any, bitmap: Any, rank_of: Any
+) -> tuple[int, int]:
+    """:func:`_take_distinct` marking each value's rank ``rank_of[v]`` instead of v: the same halves accepted
+    and the same ones new (``rank_of`` is a permutation), so the same words are used the same way."""
+    available = words.shape[0]
+    while found < need and used < available:
+        word = words[used]
+        used += 1
+        for half in range(2):
+            if found == need:
+                break
+            product = (word & LOW32 if half == 0 else word >> HALF) * scale
+            if (product & LOW32) < limit:
+                continue
+            rank = np.uint64(rank_of[np.int64(product >> HALF)])
+            slot = rank >> np.uint64(6)
+            bit = ONE << (rank & np.uint64(63))
+            old = bitmap[slot]
+            bitmap[slot] = old | bit
+            found += bool((old & bit) == 0)
+    return used, found
+
+
+@numba.njit(inline="always")
+def _emit_sorted(bitmap: Any, size: int, sorted_x: Any, out: Any, complement: bool) -> None:
+    """Write ``sorted_x[p]`` for the set ranks p of ``bitmap`` (or, with ``complement``, the clear ones) below
+    ``size`` to ``out`` in increasing p, hence ascending; clear the bitmap."""
+    words = (size + 63) >> 6
+    at = 0
+    for word in range(words):
+        bits = bitmap[word]
+        bitmap[word] = 0
+        if complement:
+            bits = ~bits
+            if word == words - 1 and size & 63:
+                bits &= (ONE << np.uint64(size & 63)) - ONE
+        base = word << 6
+        while bits:
+            out[at] = sorted_x[base + np.int64(trailing_zeros(bits))]
+            at += 1
+            bits &= bits - ONE
+
+
+@compiled
+def distinct_prefix_sorted(
+    words: Any,
+    k: Any,
+    complement: Any,
+    size: int,
+    rank_of: Any,
+    sorted_x: Any,
+    out: Any,
+    bitmap: Any,
+    threshold: int,
+    progress: Any,
+) -> int:
+    """:func:`distinct_prefix_rows` over one whole data block (``start = 0``, rows of one length), writing
+    each row's values ascending, ``out[r] = sorted_x[rank_of[row r]]`` sorted, in place of its indices.
+
+    ``rank_of`` is the permutation that sorts the block (``sorted_x[rank_of[v]] = x[v]``): the row's ranks are
+    marked in the bitmap as the values are drawn (:func:`_take_distinct_ranks`, the same words used the same
+    way), and the scan of the bitmap reads ``sorted_x`` in increasing rank, so no row is gathered or sorted.
+    (Marking the values and moving them to ranks after, which reads ``rank_of`` as a stream, measured 1.4x
+    slower.)
+    """
+    scale = np.uint64(size)
+    limit = np.uint64(threshold)
+    used = 0
+    row = progress[0]
+    found = progress[1]
+    while row < k.shape[0]:
+        need = k[row]
+        used, found = _take_distinct_ranks(words, used, found, need, scale, limit, bitmap, rank_of)
+        if found < need:  # the words ran out mid-row
+            progress[0] = row
+            progress[1] = found
+            return used
+        _emit_sorted(bitmap, size, sorted_x, out[row], complement[row])
+        row += 1
+        found = 0
+    progress[0] = row
+    progress[1] = 0
+    return used
+
+
 @compiled
 def distinct_prefix_rows(
     words: Any,

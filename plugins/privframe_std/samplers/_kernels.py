@@ -15,7 +15,7 @@ import math
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import attrs
@@ -27,6 +27,7 @@ from privframe.errors import ConfigError
 __all__ = [
     "add_uniform",
     "distinct_subsets",
+    "distinct_subset_sorted_values",
     "distinct_subset_sums",
     "fast_stream",
     "iid_value_sums",
@@ -201,9 +202,53 @@ def distinct_subset_sums(
     """
     if _takes_numpy_path(k, complement, start, stop):
         return None
+    from privframe_std.samplers import _jit
+
     sums = np.empty(k.size, dtype=np.float64)
-    _run_distinct(rng, k, complement, start, stop, None, None, x, sums)
+    _run_distinct(
+        rng,
+        k,
+        stop - start,
+        lambda words, k64, bitmap, threshold, progress: _jit.distinct_prefix_sums(
+            words, k64, complement, start, stop - start, x, sums, bitmap, threshold, progress
+        ),
+    )
     return sums
+
+
+def distinct_subset_sorted_values(
+    rng: np.random.Generator,
+    k: IntArray,
+    complement: npt.NDArray[np.bool_],
+    rank_of: npt.NDArray[np.uint32],
+    sorted_x: npt.NDArray[np.float64],
+) -> npt.NDArray[np.float64] | None:
+    """``(rows, length)``: the values ``x[v]`` of the rows :func:`distinct_subsets` would give from the same
+    ``rng`` over ``range(size)`` (``size = sorted_x.size``, start 0), each row ascending, with no index row
+    written or gathered; ``rng`` ends as it would. The rows must have one length (``k``, or ``size - k``
+    where ``complement``).
+
+    ``sorted_x`` is x sorted and ``rank_of`` the permutation with ``sorted_x[rank_of[v]] = x[v]``. None (and
+    ``rng`` untouched) where :func:`distinct_subsets` would take its numpy path: the caller draws the rows.
+    """
+    size = sorted_x.size
+    if _takes_numpy_path(k, complement, 0, size):
+        return None
+    from privframe_std.samplers import _jit
+
+    lengths = np.where(complement, size - k, k)
+    if lengths.size and np.any(lengths != lengths[0]):
+        raise ConfigError("the sorted rows of one call must have one length", path="k")
+    out = np.empty((k.size, int(lengths[0]) if lengths.size else 0), dtype=np.float64)
+    _run_distinct(
+        rng,
+        k,
+        size,
+        lambda words, k64, bitmap, threshold, progress: _jit.distinct_prefix_sorted(
+            words, k64, complement, size, rank_of, sorted_x, out, bitmap, threshold, progress
+        ),
+    )
+    return out
 
 
 def _rows_out(out: IntArray | None, total: int) -> IntArray:
@@ -228,27 +273,28 @@ def _distinct_subsets_compiled(
     lengths = np.where(complement, size - k, k)
     offsets = np.cumsum(lengths) - lengths
     out = _rows_out(out, int(lengths.sum()))
-    _run_distinct(rng, k, complement, start, stop, out, offsets, None, None)
+    from privframe_std.samplers import _jit
+
+    _run_distinct(
+        rng,
+        k,
+        size,
+        lambda words, k64, bitmap, threshold, progress: _jit.distinct_prefix_rows(
+            words, k64, complement, start, size, out, offsets, bitmap, threshold, progress
+        ),
+    )
     return out
 
 
 def _run_distinct(
     rng: np.random.Generator,
     k: IntArray,
-    complement: npt.NDArray[np.bool_],
-    start: int,
-    stop: int,
-    out: IntArray | None,
-    offsets: IntArray | None,
-    x: npt.NDArray[np.float64] | None,
-    sums: npt.NDArray[np.float64] | None,
+    size: int,
+    loop: Callable[[npt.NDArray[np.uint64], npt.NDArray[np.int64], npt.NDArray[np.uint64], int, IntArray], object],
 ) -> None:
-    """Every row drawn, words drawn as the loop needs them: into ``out`` at ``offsets``
-    (``_jit.distinct_prefix_rows``), or with ``x`` and ``sums`` their sums of ``x`` into ``sums``
-    (``_jit.distinct_prefix_sums``)."""
-    from privframe_std.samplers import _jit
-
-    size = stop - start
+    """Every row drawn over ``range(size)``, words drawn as the loop needs them: ``loop(words, k64, bitmap,
+    threshold, progress)`` is one of ``_jit``'s prefix loops (rows, sums or sorted values), which resumes a
+    row where the last words ran out."""
     threshold = lemire_threshold(size)
     bitmap = _bitmap("present", size)
     progress = np.zeros(2, dtype=np.int64)
@@ -256,12 +302,7 @@ def _run_distinct(
     with _clean_on_error(bitmap):
         while progress[0] < k.size:
             words = random_words(rng, words_for_subsets(k64[progress[0] :], size))
-            if sums is None:
-                _jit.distinct_prefix_rows(
-                    words, k64, complement, start, size, out, offsets, bitmap, threshold, progress
-                )
-            else:
-                _jit.distinct_prefix_sums(words, k64, complement, start, size, x, sums, bitmap, threshold, progress)
+            loop(words, k64, bitmap, threshold, progress)
 
 
 def _accepted_halves(

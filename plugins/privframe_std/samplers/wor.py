@@ -9,7 +9,7 @@ import numpy as np
 
 import privframe.plugin as pp
 from privframe.resampling.sizes import SizeRule, resolve_size
-from privframe_std.samplers._blocks import distinct_rows, row_sums
+from privframe_std.samplers._blocks import distinct_rows, distinct_sorted_rows, row_sums
 
 __all__ = ["WithoutReplacement"]
 
@@ -45,3 +45,10 @@ class WithoutReplacement:
         (``pp.SummingSampler``); None for a small block while numba is not loaded."""
         summed = row_sums(rng, rows, design.n, design.m, False, x)
         return None if summed is None else summed[0]
+
+    def draw_block_sorted(
+        self, design: pp.Design, rng: np.random.Generator, rows: int, ranked: pp.RankedData
+    ) -> pp.Array | None:
+        """The values of the rows :meth:`draw_block` would draw, each row ascending, without the rows
+        (``pp.SortingSampler``); None beyond one data block or for a small block while numba is not loaded."""
+        return distinct_sorted_rows(rng, rows, design.m, ranked)

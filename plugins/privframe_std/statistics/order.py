@@ -231,6 +231,7 @@ def order_statistic_log_smooth(
     *,
     window: int = _WINDOW,
     stats: dict[str, int] | None = None,
+    presorted: bool = False,
 ) -> tuple[pp.Array, pp.Array]:
     """The ``rank``-th order statistic and ``ln SS_beta`` of each unsorted row, from a partial sort.
 
@@ -256,6 +257,9 @@ def order_statistic_log_smooth(
     stats : dict, optional
         Operation counts as in :func:`order_log_smooth_sensitivity`; ``open_rows`` are the rows the direct pass
         left open.
+    presorted : bool, default False
+        Each row is already ascending (a ``pp.SortingSampler``'s rows): nothing is sorted or partitioned, and
+        the result is the same, bit for bit.
 
     Returns
     -------
@@ -270,18 +274,24 @@ def order_statistic_log_smooth(
     hint = _reach_hint(k, beta)
     sorted_first, sorted_last = max(0, min(first, rank - hint)), min(k + 1, max(last, rank + hint))
     if k < _PARTIAL_SORT_SHARE * (sorted_last - sorted_first + 1):
-        rows.sort(axis=1)
+        if not presorted:
+            rows.sort(axis=1)
         return rows[:, rank - 1].copy(), order_log_smooth_sensitivity(
             rows, rank, beta, low, high, window=window, stats=stats
         )
     lo, hi = max(first, 1) - 1, min(last, k) - 1  # the same, as 0-based positions in a sorted row
-    sorted_lo, sorted_hi = max(sorted_first, 1) - 1, min(sorted_last, k) - 1
-    _sort_window(rows, sorted_lo, sorted_hi)
+    if presorted:
+        sorted_lo, sorted_hi = 0, k - 1
+    else:
+        sorted_lo, sorted_hi = max(sorted_first, 1) - 1, min(sorted_last, k) - 1
+        _sort_window(rows, sorted_lo, sorted_hi)
     grid = order_log_grid(k, beta, low, high, window)
     top = _top(grid, low, high)
     window_rows = _pad(rows[:, lo : hi + 1], first, k, low, high)
     best, active, spans = _direct_pass(window_rows, first, rank, k, grid, top, window)
-    open_rows, sorted_width, read = _sorted_where_read(rows, active, rank, (sorted_lo, sorted_hi), grid, top, best)
+    open_rows, sorted_width, read = _sorted_where_read(
+        rows, active, rank, (sorted_lo, sorted_hi), grid, top, best, presorted=presorted
+    )
     _search_open_rows(open_rows, read, rank, low, high, grid, top, best, active, stats, spans)
     if stats is not None:
         stats["open_sorted"] = sorted_width
@@ -305,7 +315,7 @@ def _reach_hint(k: int, beta: float) -> int:
 
 def _sorted_where_read(
     rows: pp.Array, active: pp.IndexMatrix, rank: int, window: tuple[int, int], grid: LogGrid, top: float,
-    best: pp.Array,
+    best: pp.Array, *, presorted: bool = False,
 ) -> tuple[pp.Array, int, tuple[int, int]]:  # fmt: skip
     """Copies of the open rows, sorted at every position the search of :func:`_search_open_rows` can read.
 
@@ -320,7 +330,8 @@ def _sorted_where_read(
     (at small beta the direct pass leaves every row open; a row of 72 383 has W = 256 at beta = 0.085).
     ``window`` is the 0-based range ``rows`` already hold sorted (:func:`_sort_window`). Returns the copies,
     the number of positions sorted in each (k: a full sort; 0: no open row) and the padded indices
-    ``(first, last)`` the divide and conquer may read (``rank -+ W`` within the pads).
+    ``(first, last)`` the divide and conquer may read (``rank -+ W`` within the pads). ``presorted`` rows are
+    ascending everywhere: the open rows are taken as they are, and only ``rank -+ W`` is searched.
     """
     k = rows.shape[1]
     if not active.size:
@@ -330,6 +341,8 @@ def _sorted_where_read(
     lo, hi = max(rank - width - 1, 0), min(rank + width - 1, k - 1)  # 0-based positions of padded rank +- W
     sorted_lo, sorted_hi = window
     read = (max(rank - width, 0), min(rank + width, k + 1))
+    if presorted:
+        return (rows if active.size == rows.shape[0] else rows[active]), k, read
     if sorted_lo <= lo and hi <= sorted_hi and _PARTIAL_SORT_SHARE * (hi - lo + 1) < k:
         # Already sorted where the search reads (the reach hint was enough): no copy, no sort.
         return (rows if active.size == rows.shape[0] else rows[active]), sorted_hi - sorted_lo + 1, read
@@ -634,6 +647,15 @@ class Quantile:
         b = _scalar_bounds(bounds, self.name)
         values, log_smooth = order_statistic_log_smooth(
             np.take(x, index), self.rank(index.shape[1]), beta, b.low, b.high
+        )
+        return values[:, np.newaxis], log_smooth
+
+    def evaluate_log_smooth_sorted(self, rows: pp.Array, beta: float, bounds: Any) -> tuple[pp.Array, pp.Array]:
+        """:meth:`evaluate_log_smooth_batch` for B resamples given as ascending rows ``(B, k)``
+        (``pp.SortedSmoothStatistic``): no sort, the same doubles."""
+        b = _scalar_bounds(bounds, self.name)
+        values, log_smooth = order_statistic_log_smooth(
+            rows, self.rank(rows.shape[1]), beta, b.low, b.high, presorted=True
         )
         return values[:, np.newaxis], log_smooth
 
