@@ -42,6 +42,19 @@ def _popcount(typingctx: Any, word: Any) -> Any:
 popcount: Any = _popcount
 
 
+@numba.njit(inline="always")
+def _take_word(bitmap: Any, word: int, words: int, size: int, complement: bool) -> Any:
+    """Word ``word`` of ``bitmap`` (of ``words`` words for ``size`` values), cleared in the bitmap; with
+    ``complement`` its clear bits instead, none beyond ``size``: the bits a scan of the row reads."""
+    bits = bitmap[word]
+    bitmap[word] = 0
+    if complement:
+        bits = ~bits
+        if word == words - 1 and size & 63:
+            bits &= (ONE << np.uint64(size & 63)) - ONE
+    return bits
+
+
 @compiled
 def emit_bits(bitmap: Any, size: int, out: Any, at: Any, end: int, start: int, complement: bool) -> Any:
     """Write the set values of ``bitmap`` (or, with ``complement``, the clear ones) below ``size`` in
@@ -53,12 +66,7 @@ def emit_bits(bitmap: Any, size: int, out: Any, at: Any, end: int, start: int, c
     """
     words = (size + 63) >> 6
     for word in range(words):
-        bits = bitmap[word]
-        bitmap[word] = 0
-        if complement:
-            bits = ~bits
-            if word == words - 1 and size & 63:
-                bits &= (ONE << np.uint64(size & 63)) - ONE
+        bits = _take_word(bitmap, word, words, size, complement)
         base = start + (word << 6)
         if at + 8 <= end:
             count = np.int64(popcount(bits))
@@ -138,12 +146,7 @@ def sum_bits(bitmap: Any, size: int, x: Any, start: int, complement: bool) -> fl
     words = (size + 63) >> 6
     total = 0.0
     for word in range(words):
-        bits = bitmap[word]
-        bitmap[word] = 0
-        if complement:
-            bits = ~bits
-            if word == words - 1 and size & 63:
-                bits &= (ONE << np.uint64(size & 63)) - ONE
+        bits = _take_word(bitmap, word, words, size, complement)
         base = start + (word << 6)
         while bits:
             total += x[base + np.int64(trailing_zeros(bits))]
@@ -220,12 +223,7 @@ def _emit_sorted(bitmap: Any, size: int, sorted_x: Any, out: Any, complement: bo
     words = (size + 63) >> 6
     at = 0
     for word in range(words):
-        bits = bitmap[word]
-        bitmap[word] = 0
-        if complement:
-            bits = ~bits
-            if word == words - 1 and size & 63:
-                bits &= (ONE << np.uint64(size & 63)) - ONE
+        bits = _take_word(bitmap, word, words, size, complement)
         base = word << 6
         while bits:
             out[at] = sorted_x[base + np.int64(trailing_zeros(bits))]
