@@ -132,7 +132,8 @@ def mean_replicates(
     means themselves (an event of zero noise scale).
 
     The sums run in four accumulators, one per 16-bit quarter of a word, so that consecutive additions do
-    not wait on each other. A NaN after the records (``padded[k]``) marks a rejected fill piece, so one test
+    not wait on each other; the counts, whole numbers, add up exactly in one (a word's four at once: the
+    sum its NaN test computes anyway). A NaN after the records (``padded[k]``) marks a rejected fill piece, so one test
     of the four pieces' sum finds the rare word that needs a piece-by-piece look.
     """
     k = values.shape[0]
@@ -154,7 +155,7 @@ def mean_replicates(
         w0 = w1 = w2 = w3 = 0.0
         while poisson:
             w0 = w1 = w2 = w3 = 0.0
-            c0 = c1 = c2 = c3 = 0.0
+            counted = 0.0
             for i in range(0, quads, 4):
                 word, a, b, c, counter = sfc64_next(a, b, c, counter)
                 q0 = word & LOW16
@@ -170,10 +171,8 @@ def mean_replicates(
                     p2 = p2 if p2 == p2 else _refine(state, q2, starts, cdf)
                     p3 = p3 if p3 == p3 else _refine(state, q3, starts, cdf)
                     a, b, c, counter = state[0], state[1], state[2], state[3]
-                c0 += p0
-                c1 += p1
-                c2 += p2
-                c3 += p3
+                    check = (p0 + p1) + (p2 + p3)
+                counted += check  # whole numbers far below 2^53: exact in any order
                 w0 += p0 * values[i]
                 w1 += p1 * values[i + 1]
                 w2 += p2 * values[i + 2]
@@ -188,9 +187,9 @@ def mean_replicates(
                         state[0], state[1], state[2], state[3] = a, b, c, counter
                         p0 = _refine(state, q0, starts, cdf)
                         a, b, c, counter = state[0], state[1], state[2], state[3]
-                    c0 += p0
+                    counted += p0
                     w0 += p0 * values[i]
-            filled = np.int64((c0 + c1) + (c2 + c3))
+            filled = np.int64(counted)
             if filled <= target:
                 break
         need = target - filled
