@@ -163,3 +163,11 @@ def test_a_negative_zero_takes_the_index_rows(monkeypatch: pytest.MonkeyPatch) -
 def test_the_protocols_see_the_capabilities() -> None:
     assert isinstance(WithoutReplacement(), pp.SortingSampler)
     assert isinstance(Median(), pp.SortedSmoothStatistic)
+
+
+@pytest.mark.parametrize("bad", [np.zeros((128, 5)), np.zeros((128, 375), dtype=np.float32)])
+def test_sorted_rows_of_the_wrong_shape_are_a_plugin_error(monkeypatch: pytest.MonkeyPatch, bad: np.ndarray) -> None:
+    """A sampler whose sorted rows do not match its design is refused by name, not evaluated."""
+    monkeypatch.setattr(WithoutReplacement, "draw_block_sorted", lambda *args: bad)
+    with pytest.raises(pf.PluginError, match="sorted rows"):
+        _cr_ss(_tied(3000, 9), "median")

@@ -278,7 +278,15 @@ class Resamples:
         draws them but never written as indices; None where the sampler cannot (:meth:`block` then)."""
         if self.sort_block is None:
             return None
-        return self.sort_block(np.random.default_rng(self.block_seeds[i]), self.rows_in_block(i), ranked)
+        rows = self.rows_in_block(i)
+        values = self.sort_block(np.random.default_rng(self.block_seeds[i]), rows, ranked)
+        if values is not None and (values.shape != (rows, self.m) or values.dtype != np.float64):
+            raise PluginError(
+                f"the sampler's sorted rows have shape {values.shape} and dtype {values.dtype}, expected "
+                f"{(rows, self.m)} doubles",
+                path="sampler",
+            )
+        return values
 
     def matrix(self) -> IndexMatrix:
         """All B rows at once (small problems and tests only; ignores the memory budget)."""
