@@ -1,7 +1,8 @@
 """Sorted resamples handed out by the sampler: ``wor`` marks each drawn record's rank and reads the data sorted
-once (``pp.SortingSampler``), and the order statistics take ascending rows (``pp.SortedSmoothStatistic``), so
-CR-SS writes, gathers and sorts no index row. The rows, the statistics and the intervals are those of the
-index rows, bit for bit."""
+once (``pp.SortingSampler``), and the order statistics take ascending rows (``pp.SortedSmoothStatistic`` for
+CR-SS, ``pp.SortedStatistic`` for the plain evaluation of CR-GS and the references), so no index row is
+written, gathered or sorted. The rows, the statistics and the intervals are those of the index rows, bit for
+bit."""
 
 from __future__ import annotations
 
@@ -163,6 +164,7 @@ def test_a_negative_zero_takes_the_index_rows(monkeypatch: pytest.MonkeyPatch) -
 def test_the_protocols_see_the_capabilities() -> None:
     assert isinstance(WithoutReplacement(), pp.SortingSampler)
     assert isinstance(Median(), pp.SortedSmoothStatistic)
+    assert isinstance(Quantile(q=0.3), pp.SortedStatistic)
 
 
 @pytest.mark.parametrize("bad", [np.zeros((128, 5)), np.zeros((128, 375), dtype=np.float32)])
@@ -171,3 +173,45 @@ def test_sorted_rows_of_the_wrong_shape_are_a_plugin_error(monkeypatch: pytest.M
     monkeypatch.setattr(WithoutReplacement, "draw_block_sorted", lambda *args: bad)
     with pytest.raises(pf.PluginError, match="sorted rows"):
         _cr_ss(_tied(3000, 9), "median")
+
+
+@pytest.mark.parametrize("statistic", [Median(), Quantile(q=0.1), Quantile(q=0.97)])
+@pytest.mark.parametrize("k", [1, 2, 41, 3000])
+def test_sorted_rows_give_the_index_rows_order_statistics(statistic: Quantile, k: int) -> None:
+    x = pp.Bounds(-10.0, 40.0).clip(_tied(3 * k, k))
+    index = np.sort(np.random.default_rng(5).random((9, 3 * k)).argsort(axis=1)[:, :k], axis=1)
+    expected = statistic.evaluate_batch(x, index)
+    np.testing.assert_array_equal(statistic.evaluate_sorted(np.sort(x[index], axis=1)), expected)
+
+
+@pytest.mark.usefixtures("compiled")
+@pytest.mark.parametrize(("method", "budget"), [("cr-gs", pf.GDP(2.0)), ("subsampling", None)])
+@pytest.mark.parametrize("m", [None, 2500])
+def test_plain_evaluations_are_those_of_the_index_rows(
+    monkeypatch: pytest.MonkeyPatch, method: str, budget: pf.GDP | None, m: int | None
+) -> None:
+    """CR-GS and the non-private subsampling reference on a median and a quantile: the same interval with
+    the sorted rows as with the index rows, and the sorted rows were used."""
+    x = _tied(4000, 10)
+    options: dict[str, object] = {"budget": budget, "bounds": (-10.0, 40.0), "B": 300, "rng": 11, "workers": 2}
+    if m is not None:
+        options["m"] = m
+    asked: list[int] = []
+    sorted_rows = WithoutReplacement.draw_block_sorted
+
+    def counted(*args: object) -> object:
+        asked.append(1)
+        return sorted_rows(*args)  # type: ignore[arg-type]
+
+    def both() -> list[pp.IntervalResult]:
+        return [
+            pf.confidence_interval(x, "median", method=method, **options),  # type: ignore[arg-type]
+            pf.confidence_interval(x, "quantile", q=0.25, method=method, **options),  # type: ignore[arg-type]
+        ]
+
+    monkeypatch.setattr(WithoutReplacement, "draw_block_sorted", counted)
+    fast = both()
+    assert asked
+    monkeypatch.setattr(WithoutReplacement, "draw_block_sorted", lambda *args: None)
+    for a, b in zip(fast, both(), strict=True):
+        assert (a.low, a.center, a.high) == (b.low, b.center, b.high)

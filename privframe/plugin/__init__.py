@@ -13,7 +13,8 @@ The names, by what they are for:
   ``ApproxDP``, ``PureDP``, ``PrivacyEvent``, ``RankedData``, ``Subsample``, ``LatticePlan``, ``FloatNoise``,
   ``SmoothRelease``, ``SmoothReleaseBatch``, ``Resamples``, ``IntervalResult``, ``RegionResult`` (either: ``Result``);
 - the protocols: ``Statistic`` (and its capabilities ``RatedStatistic``, ``DirectStatistic``,
-  ``PreparingStatistic``, ``ShapedStatistic``, ``SmoothStatistic``, ``SortedSmoothStatistic``, ``WeightedStatistic``,
+  ``PreparingStatistic``, ``ShapedStatistic``, ``SmoothStatistic``, ``SortedStatistic``, ``SortedSmoothStatistic``,
+  ``WeightedStatistic``,
   ``DecomposableStatistic``, ``PlainSumStatistic``, ``RangedStatistic``, ``PopulationStatistic``), ``Sampler`` (and
   ``SummingSampler``, ``SortingSampler``),
   ``Mechanism``, ``SmoothMechanism``,
@@ -70,6 +71,7 @@ from privframe.plugin.protocols import (
     SmoothMechanism,
     SmoothStatistic,
     SortedSmoothStatistic,
+    SortedStatistic,
     SortingSampler,
     Statistic,
     SummingSampler,
@@ -157,6 +159,7 @@ __all__ = [
     "SmoothReleaseBatch",
     "SmoothStatistic",
     "SortedSmoothStatistic",
+    "SortedStatistic",
     "SortingSampler",
     "Statistic",
     "StatisticNeed",

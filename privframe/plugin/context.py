@@ -35,6 +35,7 @@ from privframe.plugin.protocols import (
     SmoothMechanism,
     SmoothStatistic,
     SortedSmoothStatistic,
+    SortedStatistic,
     Statistic,
 )
 from privframe.plugin.spending import PrivacySpender
@@ -83,12 +84,12 @@ def _sums_in_place(statistic: Statistic, x: Array, resamples: Resamples) -> bool
     )
 
 
-def _sorted_rows_of(statistic: Statistic, x: Array, resamples: Resamples) -> RankedData | None:
+def _sorted_rows_of(statistic: Statistic, x: Array, resamples: Resamples, capability: type) -> RankedData | None:
     """The data ranked for sorted rows (sorted lazily, on the sampler's first use), or None where sorted rows
-    cannot stand in for the index rows: a sampler that cannot sort, a statistic that cannot take sorted rows,
-    or data that are not one-dimensional doubles without a negative zero (their shape and sign bits, never
-    their values, decide)."""
-    if resamples.sort_block is None or not isinstance(statistic, SortedSmoothStatistic) or not rankable(x):
+    cannot stand in for the index rows: a sampler that cannot sort, a statistic without the ``capability``
+    (``SortedStatistic`` or ``SortedSmoothStatistic``), or data that are not one-dimensional doubles without a
+    negative zero (their shape and sign bits, never their values, decide)."""
+    if resamples.sort_block is None or not isinstance(statistic, capability) or not rankable(x):
         return None
     return RankedData(np.ascontiguousarray(x))
 
@@ -286,6 +287,22 @@ class RunContext(Generic[M]):
                 return chunk(resamples.block(i))
 
             return finite(np.concatenate(resamples.map_block_numbers(summed), axis=0))
+        ranked = _sorted_rows_of(statistic, x, resamples, SortedStatistic)
+        if ranked is not None:
+            sorting = statistic
+            assert isinstance(sorting, SortedStatistic)  # checked by _sorted_rows_of: narrows the type
+
+            def ascending(i: int) -> Array:
+                # The sampler hands out each row's values ascending: the statistic reads them with no gather
+                # and no sort, the same doubles. A sampler that declines takes the rows.
+                sorted_rows = resamples.block_sorted(i, ranked)
+                if sorted_rows is None:
+                    return chunk(resamples.block(i))
+                with guarded("statistic", sorting.name, "evaluate_sorted"):
+                    values = sorting.evaluate_sorted(sorted_rows)
+                return _checked(sorting, values, sorted_rows.shape[0], dimension)
+
+            return finite(np.concatenate(resamples.map_block_numbers(ascending), axis=0))
         return finite(np.concatenate(resamples.map_blocks(chunk), axis=0))
 
     def evaluate_smooth(self, resamples: Resamples, dimension: int, beta: float) -> SmoothEvaluation:
@@ -305,7 +322,7 @@ class RunContext(Generic[M]):
                 values, log_smooth = smooth.evaluate_log_smooth_batch(x, index, beta, bounds)
             return _checked(statistic, values, index.shape[0], dimension), np.asarray(log_smooth, dtype=np.float64)
 
-        ranked = _sorted_rows_of(statistic, x, resamples)
+        ranked = _sorted_rows_of(statistic, x, resamples, SortedSmoothStatistic)
 
         def block_parts(i: int) -> list[tuple[Array, Array]]:
             # The sampler hands out each row's values ascending (no index row, gather or sort): the same

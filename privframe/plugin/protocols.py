@@ -44,6 +44,7 @@ __all__ = [
     "SmoothMechanism",
     "SmoothStatistic",
     "SortedSmoothStatistic",
+    "SortedStatistic",
     "SortingSampler",
     "Statistic",
     "SummingSampler",
@@ -135,6 +136,19 @@ class SmoothStatistic(Protocol):
 
     def evaluate_log_smooth_batch(self, x: Array, index: IndexMatrix, beta: float, bounds: Any) -> tuple[Array, Array]:
         """Values ``(B, d)`` and ``ln SS_beta`` ``(B,)`` of B resamples, vectorised over B."""
+
+
+@runtime_checkable
+class SortedStatistic(Protocol):
+    """A statistic of one-dimensional data that can take its resamples as sorted values (the order
+    statistics): with a :class:`SortingSampler` no index row is written, gathered or sorted.
+
+    ``evaluate_sorted(rows)`` receives ``(B, k)`` rows, each the prepared values of one resample in ascending
+    order, and returns what :meth:`Statistic.evaluate_batch` returns for those resamples, bit for bit.
+    """
+
+    def evaluate_sorted(self, rows: Array) -> Array:
+        """Values ``(B, d)`` of B resamples given as ascending rows."""
 
 
 @runtime_checkable

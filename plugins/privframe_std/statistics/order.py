@@ -612,6 +612,12 @@ class Quantile:
         gathered.partition(r - 1, axis=1)
         return gathered[:, r - 1 : r]
 
+    def evaluate_sorted(self, rows: pp.Array) -> pp.Array:
+        """:meth:`evaluate_batch` for B resamples given as ascending rows ``(B, k)`` (``pp.SortedStatistic``):
+        the column of the rank, with no sort."""
+        r = self.rank(rows.shape[1])
+        return rows[:, r - 1 : r]
+
     def sensitivity(self, k: int, bounds: Any) -> float:
         """Global L2 sensitivity under replace-one: the width of the bounds."""
         return _scalar_bounds(bounds, self.name).width
