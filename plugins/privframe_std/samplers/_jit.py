@@ -250,8 +250,8 @@ def distinct_prefix_sorted(
     ``rank_of`` is the permutation that sorts the block (``sorted_x[rank_of[v]] = x[v]``): the row's ranks are
     marked in the bitmap as the values are drawn (:func:`_take_distinct_ranks`, the same words used the same
     way), and the scan of the bitmap reads ``sorted_x`` in increasing rank, so no row is gathered or sorted.
-    (Marking the values and moving them to ranks after, which reads ``rank_of`` as a stream, measured 1.4x
-    slower.)
+    (Marking the values and moving them to ranks after, which reads ``rank_of`` in order, measured 1.4x slower
+    at n = 5e4 and no faster end to end at n = 1e6, where the 4 MB table misses the cache either way.)
     """
     scale = np.uint64(size)
     limit = np.uint64(threshold)
