@@ -15,7 +15,7 @@ import math
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import attrs
@@ -202,17 +202,8 @@ def distinct_subset_sums(
     """
     if _takes_numpy_path(k, complement, start, stop):
         return None
-    from privframe_std.samplers import _jit
-
     sums = np.empty(k.size, dtype=np.float64)
-    _run_distinct(
-        rng,
-        k,
-        stop - start,
-        lambda words, k64, bitmap, threshold, progress: _jit.distinct_prefix_sums(
-            words, k64, complement, start, stop - start, x, sums, bitmap, threshold, progress
-        ),
-    )
+    _run_distinct(rng, k, stop - start, "distinct_prefix_sums", complement, start, stop - start, x, sums)
     return sums
 
 
@@ -234,20 +225,11 @@ def distinct_subset_sorted_values(
     size = sorted_x.size
     if _takes_numpy_path(k, complement, 0, size):
         return None
-    from privframe_std.samplers import _jit
-
     lengths = np.where(complement, size - k, k)
     if lengths.size and np.any(lengths != lengths[0]):
         raise ConfigError("the sorted rows of one call must have one length", path="k")
     out = np.empty((k.size, int(lengths[0]) if lengths.size else 0), dtype=np.float64)
-    _run_distinct(
-        rng,
-        k,
-        size,
-        lambda words, k64, bitmap, threshold, progress: _jit.distinct_prefix_sorted(
-            words, k64, complement, size, rank_of, sorted_x, out, bitmap, threshold, progress
-        ),
-    )
+    _run_distinct(rng, k, size, "distinct_prefix_sorted", complement, size, rank_of, sorted_x, out)
     return out
 
 
@@ -273,28 +255,17 @@ def _distinct_subsets_compiled(
     lengths = np.where(complement, size - k, k)
     offsets = np.cumsum(lengths) - lengths
     out = _rows_out(out, int(lengths.sum()))
-    from privframe_std.samplers import _jit
-
-    _run_distinct(
-        rng,
-        k,
-        size,
-        lambda words, k64, bitmap, threshold, progress: _jit.distinct_prefix_rows(
-            words, k64, complement, start, size, out, offsets, bitmap, threshold, progress
-        ),
-    )
+    _run_distinct(rng, k, size, "distinct_prefix_rows", complement, start, size, out, offsets)
     return out
 
 
-def _run_distinct(
-    rng: np.random.Generator,
-    k: IntArray,
-    size: int,
-    loop: Callable[[npt.NDArray[np.uint64], npt.NDArray[np.int64], npt.NDArray[np.uint64], int, IntArray], object],
-) -> None:
-    """Every row drawn over ``range(size)``, words drawn as the loop needs them: ``loop(words, k64, bitmap,
-    threshold, progress)`` is one of ``_jit``'s prefix loops (rows, sums or sorted values), which resumes a
-    row where the last words ran out."""
+def _run_distinct(rng: np.random.Generator, k: IntArray, size: int, loop: str, *arguments: object) -> None:
+    """Every row drawn over ``range(size)``, words drawn as the loop needs them: ``loop`` names one of
+    ``_jit``'s prefix loops (rows, sums or sorted values), called as ``loop(words, k, *arguments, bitmap,
+    threshold, progress)``; it resumes a row where the last words ran out."""
+    from privframe_std.samplers import _jit
+
+    compiled_loop = getattr(_jit, loop)
     threshold = lemire_threshold(size)
     bitmap = _bitmap("present", size)
     progress = np.zeros(2, dtype=np.int64)
@@ -302,7 +273,7 @@ def _run_distinct(
     with _clean_on_error(bitmap):
         while progress[0] < k.size:
             words = random_words(rng, words_for_subsets(k64[progress[0] :], size))
-            loop(words, k64, bitmap, threshold, progress)
+            compiled_loop(words, k64, *arguments, bitmap, threshold, progress)
 
 
 def _accepted_halves(
